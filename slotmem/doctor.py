@@ -1,0 +1,43 @@
+"""Health checks of one file, and the repairs they name."""
+
+from __future__ import annotations
+
+from . import db
+
+
+def fts_in_sync(conn) -> tuple[bool, str]:
+    """FTS5's integrity-check with rank 1 compares the index with the content table."""
+    try:
+        conn.execute(
+            "INSERT INTO memory_facts_fts (memory_facts_fts, rank) VALUES ('integrity-check', 1)"
+        )
+    except db.driver.DatabaseError as e:
+        return False, str(e)
+    return True, "ok"
+
+
+def check(store) -> list[dict]:
+    """One row per check: name, ok, detail, and the fix when not ok."""
+    conn = store.conn
+    results = []
+    quick = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+    results.append(_row("sqlite integrity", quick == ["ok"], "; ".join(quick[:5]),
+                        "restore the file from a backup (the damage is below slotmem)"))  # fmt: skip
+    ok, detail = fts_in_sync(conn)
+    results.append(_row("full-text index in sync", ok, detail, "slotmem doctor --repair"))
+    pending = [m for m in db.migration_names() if m not in db.applied_migrations(conn)]
+    results.append(_row("schema up to date", not pending, ", ".join(pending) or "ok", "slotmem migrate"))
+    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    results.append(_row("WAL journal", mode == "wal", mode, "open the file with slotmem once"))
+    return results
+
+
+def repair(store) -> list[str]:
+    """Rebuild what is derived (the FTS index) from what is true (memory_facts)."""
+    with store.transaction():
+        store.conn.execute("INSERT INTO memory_facts_fts (memory_facts_fts) VALUES ('rebuild')")
+    return ["rebuilt the full-text index from memory_facts"]
+
+
+def _row(name, ok, detail, fix) -> dict:
+    return {"check": name, "ok": bool(ok), "detail": detail, "fix": "" if ok else fix}

@@ -1,0 +1,103 @@
+"""Plain data returned by the Store: facts, hits, history entries and reports."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+FACT_COLUMNS = (
+    "id", "slot", "key", "value", "confidence", "quality", "source",
+    "created_at", "updated_at", "last_accessed", "access_count",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Fact:
+    id: str
+    slot: str
+    key: str
+    value: str
+    confidence: float
+    quality: int
+    source: str | None
+    created_at: int
+    updated_at: int
+    last_accessed: int
+    access_count: int
+
+    @classmethod
+    def from_row(cls, row) -> Fact:
+        return cls(*(row[name] for name in FACT_COLUMNS))
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A fact returned by a query, with its score and, on request, the parts of the score."""
+
+    fact: Fact
+    score: float
+    explanation: dict | None = None
+
+    def to_dict(self) -> dict:
+        data = {**self.fact.to_dict(), "score": self.score}
+        if self.explanation is not None:
+            data["explanation"] = self.explanation
+        return data
+
+
+@dataclass(frozen=True)
+class UpsertResult:
+    action: str  # "created" | "updated" | "unchanged"
+    fact: Fact
+    previous: Fact | None = None
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    fact_id: str
+    slot: str
+    key: str
+    value: str
+    confidence: float
+    quality: int
+    source: str | None
+    reason: str  # "update" | "delete" | "prune"
+    changed_at: int
+    changed_by: str | None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SlotPolicy:
+    slot: str
+    cap: int
+    min_age_days: float
+    min_access_count: int
+    description: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class PruneReport:
+    slot: str
+    count: int
+    cap: int
+    removed: list[Fact] = field(default_factory=list)
+    protected: int = 0  # facts over cap kept because they are recent or often used
+    dry_run: bool = False
+
+    def to_dict(self) -> dict:
+        return {
+            "slot": self.slot,
+            "count": self.count,
+            "cap": self.cap,
+            "removed": [fact.key for fact in self.removed],
+            "protected": self.protected,
+            "dry_run": self.dry_run,
+        }

@@ -1,0 +1,359 @@
+"""Store: the facade over one slotmem .db file."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+from . import db, query, validation
+from .errors import InvalidInput
+from .models import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
+from .prune import prune_slot
+from .ranking import Ranking, explain
+
+UPSERT_SQL = """
+INSERT INTO memory_facts
+    (id, slot, key, value, confidence, source, created_at, updated_at, last_accessed)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (slot, key) DO UPDATE SET
+    value = excluded.value, confidence = excluded.confidence,
+    source = excluded.source, updated_at = excluded.updated_at
+"""
+ARCHIVE_SQL = """
+INSERT INTO memory_fact_history
+    (fact_id, slot, key, value, confidence, quality, source, created_at, updated_at,
+     last_accessed, access_count, reason, changed_at, changed_by)
+SELECT id, slot, key, value, confidence, quality, source, created_at, updated_at,
+       last_accessed, access_count, ?, ?, ?
+FROM memory_facts WHERE seq = ?
+"""
+LIST_ORDERS = {
+    "accessed": "last_accessed DESC, seq DESC",
+    "used": "access_count DESC, last_accessed DESC, seq DESC",
+    "updated": "updated_at DESC, seq DESC",
+    "created": "seq DESC",
+    "key": "slot, key",
+}
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Store:
+    """Facts in slots, in one SQLite file. Safe to share between threads and processes."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        clock: Callable[[], int] = now_ms,
+        ranking: Ranking | None = None,
+    ):
+        if str(path) == ":memory:":
+            raise InvalidInput("slotmem needs a file (connections are per thread); use a temp file")
+        self.path = Path(path)
+        self.clock = clock
+        self.ranking = ranking or Ranking()
+        self._connections = db.Connections(self.path)
+        self.migrated = db.migrate(self._connections.get(), self.path)
+
+    # -- plumbing ---------------------------------------------------------------------------
+    @property
+    def conn(self):
+        """This thread's connection (a new one after fork)."""
+        return self._connections.get()
+
+    def transaction(self):
+        """``with store.transaction(): ...`` groups writes into one BEGIN IMMEDIATE transaction."""
+        return db.transaction(self.conn)
+
+    def close(self) -> None:
+        self._connections.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _row(self, slot: str, key: str):
+        return self.conn.execute(
+            "SELECT * FROM memory_facts WHERE slot = ? AND key = ?", (slot, key)
+        ).fetchone()
+
+    def _archive(self, seq: int, reason: str, now: int, by: str | None) -> None:
+        self.conn.execute(ARCHIVE_SQL, (reason, now, by, seq))
+
+    # -- writes -----------------------------------------------------------------------------
+    def upsert(
+        self, slot: str, key: str, value: str, *, confidence: float = 1.0, source: str | None = None
+    ) -> UpsertResult:
+        """Create or update the fact (slot, key). An overwritten value goes to history."""
+        item = _validated(slot, key, value, confidence, source)
+        with self.transaction():
+            return self._write(item, self.clock())
+
+    def upsert_many(self, items: Iterable[Mapping]) -> list[UpsertResult]:
+        """Upsert many facts in one transaction; one invalid item rejects the whole batch."""
+        checked = []
+        for number, item in enumerate(items):
+            try:
+                extra = set(item) - {"slot", "key", "value", "confidence", "source"}
+                if extra:
+                    raise InvalidInput(f"unknown field(s) {sorted(extra)}")
+                checked.append(
+                    _validated(item["slot"], item["key"], item["value"],
+                               item.get("confidence", 1.0), item.get("source"))
+                )  # fmt: skip
+            except (KeyError, TypeError) as e:
+                raise InvalidInput(f"item {number}: needs slot, key and value ({e!r})") from None
+            except InvalidInput as e:
+                raise InvalidInput(f"item {number}: {e}") from None
+        now = self.clock()
+        with self.transaction():
+            return [self._write(item, now) for item in checked]
+
+    def _write(self, item: tuple, now: int) -> UpsertResult:
+        slot, key, value, confidence, source = item
+        row = self._row(slot, key)
+        if row is None:
+            fact_id = secrets.token_hex(8)
+            self.conn.execute(
+                UPSERT_SQL, (fact_id, slot, key, value, confidence, source, now, now, now)
+            )
+            fact = Fact(fact_id, slot, key, value, confidence, 0, source, now, now, now, 0)
+            return UpsertResult("created", fact)
+        old = Fact.from_row(row)
+        if old.value == value and old.confidence == confidence:
+            return UpsertResult("unchanged", old, old)
+        self._archive(row["seq"], "update", now, source)
+        self.conn.execute(
+            UPSERT_SQL, (old.id, slot, key, value, confidence, source, now, now, now)
+        )
+        fact = dataclasses.replace(
+            old, value=value, confidence=confidence, source=source, updated_at=now
+        )
+        return UpsertResult("updated", fact, old)
+
+    def delete(self, slot: str, key: str, *, source: str | None = None) -> bool:
+        """Delete the fact; its last state goes to history. False when there was none."""
+        slot, key = validation.slot(slot), validation.key(key)
+        with self.transaction():
+            row = self._row(slot, key)
+            if row is None:
+                return False
+            self._archive(row["seq"], "delete", self.clock(), source)
+            self.conn.execute("DELETE FROM memory_facts WHERE seq = ?", (row["seq"],))
+        return True
+
+    def rate(self, slot: str, key: str, rating: int, comment: str | None = None) -> Fact:
+        """Record human feedback (-3..3); the fact's quality becomes the rounded mean rating."""
+        slot, key = validation.slot(slot), validation.key(key)
+        if isinstance(rating, bool) or not isinstance(rating, int) or not -3 <= rating <= 3:
+            raise InvalidInput(f"rating must be an integer from -3 to 3, not {rating!r}")
+        comment = None if comment is None else validation.value(comment)
+        with self.transaction():
+            row = self._row(slot, key)
+            if row is None:
+                raise InvalidInput(f"no fact {slot}/{key} to rate")
+            self.conn.execute(
+                "INSERT INTO memory_feedback (fact_id, rating, comment, at) VALUES (?, ?, ?, ?)",
+                (row["id"], rating, comment, self.clock()),
+            )
+            self.conn.execute(
+                """UPDATE memory_facts SET quality = (
+                       SELECT max(-3, min(3, cast(round(avg(rating)) AS INTEGER)))
+                       FROM memory_feedback WHERE fact_id = ?) WHERE seq = ?""",
+                (row["id"], row["seq"]),
+            )
+            return Fact.from_row(self._row(slot, key))
+
+    # -- reads ------------------------------------------------------------------------------
+    def get(self, slot: str, key: str) -> Fact | None:
+        row = self._row(validation.slot(slot), validation.key(key))
+        return None if row is None else Fact.from_row(row)
+
+    def list_facts(
+        self, slot: str | None = None, *, limit: int | None = 50, order: str = "accessed"
+    ) -> list[Fact]:
+        """Facts of one slot (or all), most recently accessed first by default."""
+        if order not in LIST_ORDERS:
+            raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}, not {order!r}")
+        where, params = ("WHERE slot = ?", [validation.slot(slot)]) if slot else ("", [])
+        sql = f"SELECT * FROM memory_facts {where} ORDER BY {LIST_ORDERS[order]}"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(validation.positive_int(limit, "limit"))
+        return [Fact.from_row(row) for row in self.conn.execute(sql, params)]
+
+    def history(self, slot: str, key: str, *, limit: int | None = None) -> list[HistoryEntry]:
+        """Old values of (slot, key), newest first: overwrites, deletes and prunes."""
+        sql = """SELECT fact_id, slot, key, value, confidence, quality, source, reason, changed_at,
+                        changed_by FROM memory_fact_history WHERE slot = ? AND key = ?
+                 ORDER BY hid DESC"""
+        params = [validation.slot(slot), validation.key(key)]
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(validation.positive_int(limit, "limit"))
+        return [HistoryEntry(*row) for row in self.conn.execute(sql, params)]
+
+    def query_facts(
+        self,
+        text: str,
+        *,
+        slots: Iterable[str] | str | None = None,
+        limit: int = 10,
+        min_score: float | None = None,
+        track_access: bool = True,
+        explain: bool = False,
+    ) -> list[Hit]:
+        """Facts matching ``text``, best first. Never raises on any text; bumps access stats."""
+        slots = validation.slots(slots)
+        limit = validation.positive_int(limit, "limit", allow_zero=False)
+        match = query.build(text)
+        if match is None or slots == []:
+            return []
+        rows = self._search(match, slots, limit, min_score)
+        now = self.clock()
+        hits = [_hit(row, explain) for row in rows]
+        if track_access and hits:
+            self._touch([row["seq"] for row in rows], now)
+            hits = [
+                dataclasses.replace(hit, fact=dataclasses.replace(
+                    hit.fact, access_count=hit.fact.access_count + 1, last_accessed=now))
+                for hit in hits
+            ]  # fmt: skip
+        return hits
+
+    def _search(self, match: str, slots: list[str] | None, limit: int, min_score: float | None):
+        params: dict = {"match": match, "limit": limit, "now": self.clock()}
+        slot_filter = ""
+        if slots:
+            names = [f":slot{i}" for i in range(len(slots))]
+            slot_filter = f"AND f.slot IN ({', '.join(names)})"
+            params.update({name[1:]: slot for name, slot in zip(names, slots)})
+        score_filter = ""
+        if min_score is not None:
+            score_filter = "WHERE score >= :min_score"
+            params["min_score"] = float(min_score)
+        sql = f"""
+            SELECT * FROM (
+                SELECT f.*, {self.ranking.columns()}
+                FROM memory_facts_fts JOIN memory_facts f ON f.seq = memory_facts_fts.rowid
+                WHERE memory_facts_fts MATCH :match {slot_filter}
+            ) {score_filter}
+            ORDER BY score DESC LIMIT :limit
+        """
+        return self.conn.execute(sql, params).fetchall()
+
+    def _touch(self, seqs: list[int], now: int) -> None:
+        marks = ", ".join("?" * len(seqs))
+        with self.transaction():
+            self.conn.execute(
+                "UPDATE memory_facts SET access_count = access_count + 1, last_accessed = ? "
+                f"WHERE seq IN ({marks})",
+                [now, *seqs],
+            )
+
+    # -- retention --------------------------------------------------------------------------
+    def policies(self) -> list[SlotPolicy]:
+        rows = self.conn.execute("SELECT * FROM memory_slots ORDER BY slot").fetchall()
+        return [SlotPolicy(*row) for row in rows]
+
+    def policy(self, slot: str) -> SlotPolicy | None:
+        row = self.conn.execute(
+            "SELECT * FROM memory_slots WHERE slot = ?", (validation.slot(slot),)
+        ).fetchone()
+        return None if row is None else SlotPolicy(*row)
+
+    def set_policy(
+        self, slot: str, *, cap: int, min_age_days: float = 30, min_access_count: int = 3,
+        description: str | None = None,
+    ) -> SlotPolicy:  # fmt: skip
+        """Set the retention policy `slotmem prune` applies to ``slot``."""
+        policy = SlotPolicy(
+            validation.slot(slot), validation.positive_int(cap, "cap"),
+            _non_negative(min_age_days, "min_age_days"),
+            validation.positive_int(min_access_count, "min_access_count"),
+            None if description is None else validation.value(description),
+        )  # fmt: skip
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO memory_slots VALUES (?, ?, ?, ?, ?) ON CONFLICT (slot) DO UPDATE SET "
+                "cap = excluded.cap, min_age_days = excluded.min_age_days, "
+                "min_access_count = excluded.min_access_count, "
+                "description = coalesce(excluded.description, description)",
+                dataclasses.astuple(policy),
+            )
+        return self.policy(slot)
+
+    def prune_slot(
+        self, slot: str, *, cap: int | None = None, min_age_days: float | None = None,
+        min_access_count: int | None = None, dry_run: bool = False,
+    ) -> PruneReport:  # fmt: skip
+        """Bring ``slot`` down towards ``cap``: see slotmem.prune. Arguments default to the policy."""
+        slot = validation.slot(slot)
+        policy = self.policy(slot) or SlotPolicy(slot, 500, 30, 3)
+        cap = policy.cap if cap is None else validation.positive_int(cap, "cap")
+        age = policy.min_age_days if min_age_days is None else _non_negative(min_age_days, "min_age_days")
+        count = (
+            policy.min_access_count
+            if min_access_count is None
+            else validation.positive_int(min_access_count, "min_access_count")
+        )
+        with self.transaction():
+            return prune_slot(self, slot, cap, age, count, dry_run)
+
+    def prune(self, *, dry_run: bool = False) -> list[PruneReport]:
+        """Prune every slot that has a policy (what cron runs), then checkpoint the WAL."""
+        reports = [self.prune_slot(p.slot, dry_run=dry_run) for p in self.policies()]
+        if not dry_run:
+            self.checkpoint()
+        return reports
+
+    def checkpoint(self) -> None:
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    # -- introspection ----------------------------------------------------------------------
+    def slots(self) -> dict[str, int]:
+        rows = self.conn.execute("SELECT slot, count(*) FROM memory_facts GROUP BY slot ORDER BY slot")
+        return {slot: count for slot, count in rows}
+
+    def stats(self) -> dict:
+        conn = self.conn
+        return {
+            "path": str(self.path),
+            "facts": conn.execute("SELECT count(*) FROM memory_facts").fetchone()[0],
+            "slots": self.slots(),
+            "history": conn.execute("SELECT count(*) FROM memory_fact_history").fetchone()[0],
+            "feedback": conn.execute("SELECT count(*) FROM memory_feedback").fetchone()[0],
+            "file_bytes": self.path.stat().st_size if self.path.exists() else 0,
+            "migrations": db.applied_migrations(conn),
+            "sqlite_version": db.driver.sqlite_version,
+            "driver": db.driver.__name__,
+        }
+
+
+def _validated(slot, key, value, confidence, source) -> tuple:
+    return (
+        validation.slot(slot),
+        validation.key(key),
+        validation.value(value),
+        validation.confidence(confidence),
+        validation.source(source),
+    )
+
+
+def _non_negative(number, what: str) -> float:
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or not number >= 0:
+        raise InvalidInput(f"{what} must be a number >= 0, not {number!r}")
+    return float(number)
+
+
+def _hit(row, with_explanation: bool) -> Hit:
+    return Hit(Fact.from_row(row), row["score"], explain(row) if with_explanation else None)

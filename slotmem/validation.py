@@ -1,0 +1,77 @@
+"""Checks on what callers hand the Store. A failed check raises InvalidInput and writes nothing."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from .errors import InvalidInput
+
+SLOT_RE = re.compile(r"[a-z][a-z0-9_.-]{0,63}")
+MAX_KEY_CHARS = 200
+MAX_VALUE_CHARS = 4000
+MAX_SOURCE_CHARS = 500
+# Control characters other than tab and newline, which SQLite and FTS5 handle badly or not at all.
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def slot(name) -> str:
+    if not isinstance(name, str) or not SLOT_RE.fullmatch(name):
+        raise InvalidInput(
+            f"invalid slot {name!r}: use lower case letters, digits, '_', '.', '-', "
+            "starting with a letter (at most 64 characters), e.g. 'user'"
+        )
+    return name
+
+
+def text(value, what: str, limit: int, *, single_line: bool = False) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string, not {type(value).__name__}")
+    value = value.strip()
+    if not value:
+        raise InvalidInput(f"{what} must not be empty")
+    if len(value) > limit:
+        raise InvalidInput(f"{what} is {len(value)} characters long; the limit is {limit}")
+    bad = _CONTROL_RE.search(value) or (single_line and re.search(r"[\n\t]", value))
+    if bad:
+        raise InvalidInput(f"{what} contains a control character ({bad.group()!r})")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InvalidInput(f"{what} is not valid Unicode text: {e.reason}") from None
+    return value
+
+
+def key(value) -> str:
+    return text(value, "key", MAX_KEY_CHARS, single_line=True)
+
+
+def value(content) -> str:
+    return text(content, "value", MAX_VALUE_CHARS)
+
+
+def source(value) -> str | None:
+    return None if value is None else text(value, "source", MAX_SOURCE_CHARS, single_line=True)
+
+
+def confidence(number) -> float:
+    if isinstance(number, bool) or not isinstance(number, (int, float)):
+        raise InvalidInput(f"confidence must be a number in [0, 1], not {number!r}")
+    number = float(number)
+    if math.isnan(number) or not 0.0 <= number <= 1.0:
+        raise InvalidInput(f"confidence must be in [0, 1], not {number}")
+    return number
+
+
+def positive_int(number, what: str, *, allow_zero: bool = True) -> int:
+    if isinstance(number, bool) or not isinstance(number, int) or number < (0 if allow_zero else 1):
+        raise InvalidInput(f"{what} must be a {'non-negative' if allow_zero else 'positive'} integer, not {number!r}")
+    return number
+
+
+def slots(names) -> list[str] | None:
+    if names is None:
+        return None
+    if isinstance(names, str):
+        names = [names]
+    return [slot(name) for name in names]
