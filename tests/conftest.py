@@ -1,0 +1,46 @@
+import pytest
+
+from slotmem import Store
+
+DAY_MS = 86_400_000
+START_MS = 1_767_225_600_000  # 2026-01-01
+
+
+class Clock:
+    """An injected clock in integer milliseconds; tests advance it instead of sleeping."""
+
+    def __init__(self, now: int = START_MS):
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+    def advance(self, days: float = 0, ms: int = 0) -> None:
+        self.now += int(days * DAY_MS) + ms
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    return tmp_path / "memory.db"
+
+
+@pytest.fixture
+def store(db_path, clock):
+    with Store(db_path, clock=clock) as mem:
+        yield mem
+
+
+def fts_integrity_error(store):
+    """None when the FTS index matches memory_facts, else the error FTS5 reports."""
+    try:
+        store.conn.execute(
+            "INSERT INTO memory_facts_fts (memory_facts_fts, rank) VALUES ('integrity-check', 1)"
+        )
+    except Exception as e:  # noqa: BLE001 - the driver's DatabaseError
+        return str(e)
+    return None

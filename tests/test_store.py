@@ -1,0 +1,163 @@
+import pytest
+
+from slotmem import InvalidInput, Store
+from tests.conftest import fts_integrity_error
+
+
+def test_upsert_creates_updates_and_leaves_unchanged(store, clock):
+    created = store.upsert("user", "timezone", "Europe/Stockholm", confidence=0.9, source="cli")
+    assert created.action == "created" and created.previous is None
+    assert created.fact.created_at == created.fact.updated_at == clock.now
+
+    clock.advance(ms=5)
+    same = store.upsert("user", "timezone", "Europe/Stockholm", confidence=0.9, source="cli")
+    assert same.action == "unchanged"
+    assert store.history("user", "timezone") == []
+
+    clock.advance(ms=5)
+    updated = store.upsert("user", "timezone", "America/New_York", confidence=0.8, source="chat")
+    assert updated.action == "updated"
+    assert updated.previous.value == "Europe/Stockholm"
+    assert updated.fact.id == created.fact.id
+    assert updated.fact.updated_at == clock.now and updated.fact.created_at == created.fact.created_at
+    assert store.get("user", "timezone") == updated.fact
+
+    [entry] = store.history("user", "timezone")
+    assert (entry.value, entry.confidence, entry.reason, entry.source) == (
+        "Europe/Stockholm", 0.9, "update", "cli")  # fmt: skip
+    assert entry.changed_by == "chat"
+
+
+def test_confidence_change_alone_is_an_update(store):
+    store.upsert("user", "k", "v", confidence=0.5)
+    assert store.upsert("user", "k", "v", confidence=0.6).action == "updated"
+    assert [h.confidence for h in store.history("user", "k")] == [0.5]
+
+
+def test_history_is_newest_first(store):
+    for value in ["one", "two", "three", "four"]:
+        store.upsert("project", "phase", value)
+    assert [h.value for h in store.history("project", "phase")] == ["three", "two", "one"]
+    assert [h.value for h in store.history("project", "phase", limit=1)] == ["three"]
+
+
+def test_delete_keeps_history(store):
+    store.upsert("user", "pet", "a cat named Miso")
+    assert store.delete("user", "pet") is True
+    assert store.get("user", "pet") is None
+    assert store.delete("user", "pet") is False
+    [entry] = store.history("user", "pet")
+    assert (entry.value, entry.reason) == ("a cat named Miso", "delete")
+    assert store.query_facts("cat Miso") == []
+
+
+def test_same_key_in_different_slots_is_two_facts(store):
+    store.upsert("user", "name", "Maja")
+    store.upsert("project", "name", "Ledgerline")
+    assert store.get("user", "name").value == "Maja"
+    assert store.get("project", "name").value == "Ledgerline"
+
+
+def test_upsert_many_is_one_transaction(store):
+    results = store.upsert_many([
+        {"slot": "user", "key": "a", "value": "alpha"},
+        {"slot": "user", "key": "b", "value": "beta", "confidence": 0.5, "source": "import"},
+    ])  # fmt: skip
+    assert [r.action for r in results] == ["created", "created"]
+    with pytest.raises(InvalidInput, match="item 1"):
+        store.upsert_many([
+            {"slot": "user", "key": "c", "value": "gamma"},
+            {"slot": "user", "key": "d", "value": ""},
+        ])  # fmt: skip
+    assert store.get("user", "c") is None
+
+
+def test_upsert_many_updates_and_reports_previous(store):
+    store.upsert("user", "city", "Paris")
+    [result] = store.upsert_many([{"slot": "user", "key": "city", "value": "Berlin"}])
+    assert result.action == "updated" and result.previous.value == "Paris"
+
+
+@pytest.mark.parametrize(
+    "slot, key, value, confidence, message",
+    [
+        ("User", "k", "v", 1.0, "invalid slot"),
+        ("1user", "k", "v", 1.0, "invalid slot"),
+        ("", "k", "v", 1.0, "invalid slot"),
+        ("user slot", "k", "v", 1.0, "invalid slot"),
+        ("user", "", "v", 1.0, "key must not be empty"),
+        ("user", "   ", "v", 1.0, "key must not be empty"),
+        ("user", "k", "", 1.0, "value must not be empty"),
+        ("user", "k\x00", "v", 1.0, "control character"),
+        ("user", "k", "nul\x00byte", 1.0, "control character"),
+        ("user", "k", "a\ud800b", 1.0, "not valid Unicode"),
+        ("user", "k" * 201, "v", 1.0, "limit is 200"),
+        ("user", "k", "v" * 4001, 1.0, "limit is 4000"),
+        ("user", "k", "v", 1.5, "confidence"),
+        ("user", "k", "v", -0.1, "confidence"),
+        ("user", "k", "v", float("nan"), "confidence"),
+        ("user", "k", "v", "high", "confidence"),
+        ("user", "k", 42, 1.0, "must be a string"),
+        ("user", None, "v", 1.0, "must be a string"),
+    ],
+)
+def test_bad_input_raises_and_writes_nothing(store, slot, key, value, confidence, message):
+    with pytest.raises(InvalidInput, match=message):
+        store.upsert(slot, key, value, confidence=confidence)
+    assert store.stats()["facts"] == 0
+
+
+def test_unicode_values_round_trip(store):
+    values = {"emoji": "likes 🍣 and 🏔️", "cjk": "我喜欢喝咖啡", "quotes": 'he said "hi" \'ok\'',
+              "multiline": "line one\nline two\ttabbed"}  # fmt: skip
+    for key, value in values.items():
+        store.upsert("user", key, value)
+    for key, value in values.items():
+        assert store.get("user", key).value == value
+    assert fts_integrity_error(store) is None
+
+
+def test_list_facts_orders(store, clock):
+    for key in ["alpha", "beta", "gamma"]:
+        store.upsert("project", key, f"value {key}")
+        clock.advance(ms=10)
+    store.query_facts("beta", slots=["project"])
+    assert [f.key for f in store.list_facts("project", limit=1)] == ["beta"]
+    assert [f.key for f in store.list_facts("project", order="used")][0] == "beta"
+    assert [f.key for f in store.list_facts("project", order="created")] == ["gamma", "beta", "alpha"]
+    assert [f.key for f in store.list_facts("project", order="key")] == ["alpha", "beta", "gamma"]
+    assert store.list_facts("user") == []
+    with pytest.raises(InvalidInput):
+        store.list_facts("project", order="random")
+
+
+def test_rate_changes_quality_and_logs_feedback(store):
+    store.upsert("agent", "lesson", "run tests first")
+    assert store.rate("agent", "lesson", 3).quality == 3
+    assert store.rate("agent", "lesson", -1, "too strict").quality == 1  # round(mean(3, -1))
+    assert store.stats()["feedback"] == 2
+    with pytest.raises(InvalidInput):
+        store.rate("agent", "lesson", 4)
+    with pytest.raises(InvalidInput, match="no fact"):
+        store.rate("agent", "missing", 1)
+
+
+def test_reopen_keeps_facts(db_path, clock):
+    with Store(db_path, clock=clock) as first:
+        first.upsert("user", "k", "v")
+    with Store(db_path, clock=clock) as second:
+        assert second.get("user", "k").value == "v"
+        assert second.migrated == []
+
+
+def test_memory_path_is_refused():
+    with pytest.raises(InvalidInput):
+        Store(":memory:")
+
+
+def test_transaction_groups_writes_and_rolls_back(store):
+    with pytest.raises(RuntimeError):
+        with store.transaction():
+            store.upsert("user", "a", "one")
+            raise RuntimeError("boom")
+    assert store.get("user", "a") is None
