@@ -17,13 +17,15 @@ FACT_COLUMNS = ["slot", "key", "value", "confidence", "access_count", "last_acce
 
 
 class Group(click.Group):
-    """Turns every SlotmemError into one clear line and exit status 1."""
+    """Turns every SlotmemError (and driver error) into one clear line and exit status 1."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except SlotmemError as e:
             raise click.ClickException(str(e)) from e
+        except db.driver.DatabaseError as e:
+            raise click.ClickException(str(db.translate(e))) from e
 
 
 @click.group(cls=Group)

@@ -1,0 +1,142 @@
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from slotmem import Store
+from slotmem.cli import cli
+
+
+@pytest.fixture
+def run(db_path):
+    runner = CliRunner()
+
+    def invoke(*args, input=None):
+        return runner.invoke(cli, [*args, "-d", str(db_path)], input=input, catch_exceptions=False)
+
+    return invoke
+
+
+def test_remember_get_forget_history(run):
+    assert run("remember", "user", "timezone", "Europe/Stockholm", "-c", "0.9").output == (
+        "created: user/timezone\n")  # fmt: skip
+    result = run("remember", "user", "timezone", "America/New_York")
+    assert result.output == "updated: user/timezone\n  was: Europe/Stockholm\n"
+    assert run("get", "user", "timezone").output == "America/New_York\n"
+    assert json.loads(run("get", "user", "timezone", "--json").output)["confidence"] == 1.0
+    assert run("forget", "user", "timezone").output == "forgot: user/timezone\n"
+    missing = run("get", "user", "timezone")
+    assert missing.exit_code == 1 and "no fact user/timezone" in missing.output
+    rows = json.loads(run("history", "user", "timezone", "--json").output)
+    assert [(r["value"], r["reason"]) for r in rows] == [
+        ("America/New_York", "delete"), ("Europe/Stockholm", "update")]  # fmt: skip
+
+
+def test_remember_reads_stdin(run):
+    run("remember", "project", "notes", "-", input="multi\nline\n")
+    assert run("get", "project", "notes").output == "multi\nline\n"
+
+
+def test_bad_input_is_one_clear_line(run, db_path):
+    result = run("remember", "Bad Slot", "k", "v")
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: invalid slot 'Bad Slot'")
+    assert len(result.output.strip().splitlines()) == 1
+    assert run("remember", "user", "k", "v", "-c", "2").exit_code == 1
+    assert Store(db_path).stats()["facts"] == 0
+
+
+def test_corrupt_file_is_one_clear_line(tmp_path):
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"garbage" * 1000)
+    result = CliRunner().invoke(cli, ["list", "-d", str(bad)])
+    assert result.exit_code == 1 and "slotmem doctor" in result.output
+
+
+def test_list_formats(run):
+    run("remember", "user", "name", "Maja")
+    run("remember", "user", "city", "Malmö, Sweden")
+    assert [r["key"] for r in json.loads(run("list", "user", "--json").output)] == ["city", "name"]
+    lines = run("list", "--nl").output.splitlines()
+    assert {json.loads(line)["key"] for line in lines} == {"name", "city"}
+    csv_out = run("list", "user", "--csv", "--order", "key").output.splitlines()
+    assert csv_out[0].startswith("id,slot,key,value") and '"Malmö, Sweden"' in csv_out[1]
+    table = run("list").output
+    assert "Malmö, Sweden" in table and table.splitlines()[0].split()[:3] == ["slot", "key", "value"]
+
+
+def test_search_explain_and_no_track(run, db_path):
+    run("remember", "project", "deploy", "We deploy on Fridays", "-c", "0.5")
+    out = run("search", "deploy friday", "--explain", "--no-track").output
+    assert "bm25" in out and "confidence" in out and "deploy" in out
+    assert Store(db_path).get("project", "deploy").access_count == 0
+    rows = json.loads(run("search", "deploy", "--json", "--explain").output)
+    assert rows[0]["explanation"]["confidence"] == 0.5
+    assert Store(db_path).get("project", "deploy").access_count == 1
+    assert run("search", '"NOT AND (', "--json").output.strip() == "[]"
+
+
+def test_prune_and_policy(run, db_path):
+    for i in range(4):
+        run("remember", "episodic", f"e{i}", f"event {i}")
+    out = json.loads(run("prune", "episodic", "--cap", "1", "--min-age-days", "0",
+                         "--min-access-count", "1", "--dry-run", "--json").output)  # fmt: skip
+    assert len(out[0]["removed"]) == 3 and Store(db_path).slots() == {"episodic": 4}
+    run("policy", "episodic", "--cap", "2", "--min-age-days", "0", "--min-access-count", "1")
+    policies = {p["slot"]: p for p in json.loads(run("policy", "--json").output)}
+    assert policies["episodic"]["cap"] == 2
+    reports = {r["slot"]: r for r in json.loads(run("prune", "--json").output)}
+    assert len(reports["episodic"]["removed"]) == 2
+    assert run("prune", "--cap", "3").exit_code == 2
+
+
+def test_context_rate_stats_path_migrate_doctor(run, db_path):
+    run("remember", "user", "editor", "Maja uses Neovim")
+    assert "- **editor**: Maja uses Neovim" in run("context", "which editor do I use?").output
+    assert "quality is now 2" in run("rate", "user", "editor", "2").output
+    stats = json.loads(run("stats", "--json").output)
+    assert stats["facts"] == 1 and stats["slots"] == {"user": 1}
+    assert run("path").output.strip() == str(db_path)
+    assert run("migrate").output.strip() == "up to date"
+    assert "[x] 0001_initial" in run("migrate", "--list").output
+    assert "[ok ] full-text index in sync" in run("doctor").output
+
+
+def test_doctor_finds_and_repairs_drift(run, db_path):
+    run("remember", "user", "a", "alpha")
+    with Store(db_path) as store:
+        store.conn.execute("DROP TRIGGER memory_facts_au")
+        store.conn.execute("UPDATE memory_facts SET value = 'omega'")
+        store.conn.execute(
+            "CREATE TRIGGER memory_facts_au AFTER UPDATE OF key, value ON memory_facts BEGIN "
+            "INSERT INTO memory_facts_fts (memory_facts_fts, rowid, key, value) "
+            "VALUES ('delete', old.seq, old.key, old.value); "
+            "INSERT INTO memory_facts_fts (rowid, key, value) VALUES (new.seq, new.key, new.value); END"
+        )
+    result = run("doctor")
+    assert result.exit_code == 1 and "slotmem doctor --repair" in result.output
+    repaired = run("doctor", "--repair")
+    assert repaired.exit_code == 0 and "rebuilt" in repaired.output
+    assert "omega" in run("search", "omega").output
+
+
+def test_demo_runs_and_is_idempotent(tmp_path):
+    path = tmp_path / "demo.db"
+    first = CliRunner().invoke(cli, ["demo", "-d", str(path)])
+    assert first.exit_code == 0, first.output
+    assert "## What I know about the project" in first.output
+    assert "deploy.schedule" in first.output and "lesson.deploy" in first.output
+    second = CliRunner().invoke(cli, ["demo", "-d", str(path)])
+    assert "0 new" in second.output
+    Store(path).upsert("user", "real", "a real fact", source="cli")
+    refused = CliRunner().invoke(cli, ["demo", "-d", str(path)])
+    assert refused.exit_code == 1 and "not demo facts" in refused.output
+
+
+def test_database_from_environment(tmp_path, monkeypatch):
+    path = tmp_path / "env.db"
+    monkeypatch.setenv("SLOTMEM_DB", str(path))
+    runner = CliRunner()
+    assert runner.invoke(cli, ["path"]).output.strip() == str(path)
+    runner.invoke(cli, ["remember", "user", "k", "v"])
+    assert Store(path).get("user", "k").value == "v"
