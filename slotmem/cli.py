@@ -348,3 +348,12 @@ def demo(database):
         click.echo(build_context(store, message, track_access=False) or "(no relevant facts)")
         click.echo()
     click.echo(f"Try: slotmem search -d {database} \"deploy on Friday\" --explain")
+
+
+def _attach_optional_commands():
+    from .cli_flush import flush
+
+    cli.add_command(flush)
+
+
+_attach_optional_commands()

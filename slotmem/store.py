@@ -75,7 +75,7 @@ class Store:
     def close(self) -> None:
         self._connections.close()
 
-    def __enter__(self) -> Store:
+    def __enter__(self):
         return self
 
     def __exit__(self, *exc) -> None:
@@ -116,7 +116,39 @@ class Store:
                 raise InvalidInput(f"item {number}: {e}") from None
         now = self.clock()
         with self.transaction():
-            return [self._write(item, now) for item in checked]
+            return self._write_all(checked, now)
+
+    def _write_all(self, items: list[tuple], now: int) -> list[UpsertResult]:
+        """New keys go in with one executemany; keys that exist (or repeat) take _write's path."""
+        existing = self._existing(items)
+        results, batch, written = [], [], set()
+        for item in items:
+            pair = item[:2]
+            if pair in existing or pair in written:
+                if batch:
+                    self.conn.executemany(UPSERT_SQL, batch)
+                    batch.clear()
+                results.append(self._write(item, now))
+            else:
+                fact = Fact(secrets.token_hex(8), *item[:4], 0, item[4], now, now, now, 0)
+                batch.append((fact.id, *item, now, now, now))
+                results.append(UpsertResult("created", fact))
+            written.add(pair)
+        if batch:
+            self.conn.executemany(UPSERT_SQL, batch)
+        return results
+
+    def _existing(self, items: list[tuple], chunk: int = 500) -> set[tuple[str, str]]:
+        by_slot: dict[str, list[str]] = {}
+        for slot, key, *_ in items:
+            by_slot.setdefault(slot, []).append(key)
+        found = set()
+        for slot, keys in by_slot.items():
+            for start in range(0, len(keys), chunk):
+                part = keys[start : start + chunk]
+                sql = f"SELECT key FROM memory_facts WHERE slot = ? AND key IN ({', '.join('?' * len(part))})"
+                found.update((slot, key) for (key,) in self.conn.execute(sql, [slot, *part]))
+        return found
 
     def _write(self, item: tuple, now: int) -> UpsertResult:
         slot, key, value, confidence, source = item
@@ -259,6 +291,13 @@ class Store:
                 f"WHERE seq IN ({marks})",
                 [now, *seqs],
             )
+
+    # -- the flusher ------------------------------------------------------------------------
+    def flush(self, transcript, model=None, **options):
+        """Let an llm model turn a transcript into facts: see slotmem.flusher.flush."""
+        from .flusher import flush
+
+        return flush(self, transcript, model, **options)
 
     # -- retention --------------------------------------------------------------------------
     def policies(self) -> list[SlotPolicy]:

@@ -68,7 +68,7 @@ def _increment(path, times, queue):
                     fact = store.get("project", "counter")
                     store.upsert("project", "counter", str(int(fact.value) + 1), source=str(os.getpid()))
         queue.put("ok")
-    except Exception as e:  # pragma: no cover - reported to the parent
+    except Exception as e:  # noqa: BLE001 - reported to the parent
         queue.put(repr(e))
 
 
@@ -100,7 +100,7 @@ def test_forked_child_gets_its_own_connection(store):
         try:
             code = 0 if store.conn is not parent_conn else 3
             store.upsert("user", "k", "child")
-        except BaseException:
+        except BaseException:  # noqa: BLE001
             code = 4
         os._exit(code)
     _, status = os.waitpid(pid, 0)
@@ -141,7 +141,7 @@ def test_threads_use_their_own_connections(store):
             seen.append(id(store.conn))
             for i in range(20):
                 store.upsert("agent", f"t{n}-{i}", f"thread {n} item {i}")
-        except Exception as e:  # pragma: no cover
+        except Exception as e:  # noqa: BLE001
             errors.append(e)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]

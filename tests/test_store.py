@@ -123,7 +123,7 @@ def test_list_facts_orders(store, clock):
         clock.advance(ms=10)
     store.query_facts("beta", slots=["project"])
     assert [f.key for f in store.list_facts("project", limit=1)] == ["beta"]
-    assert [f.key for f in store.list_facts("project", order="used")][0] == "beta"
+    assert next(f.key for f in store.list_facts("project", order="used")) == "beta"
     assert [f.key for f in store.list_facts("project", order="created")] == ["gamma", "beta", "alpha"]
     assert [f.key for f in store.list_facts("project", order="key")] == ["alpha", "beta", "gamma"]
     assert store.list_facts("user") == []
@@ -156,8 +156,24 @@ def test_memory_path_is_refused():
 
 
 def test_transaction_groups_writes_and_rolls_back(store):
-    with pytest.raises(RuntimeError):
-        with store.transaction():
-            store.upsert("user", "a", "one")
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), store.transaction():
+        store.upsert("user", "a", "one")
+        raise RuntimeError("boom")
     assert store.get("user", "a") is None
+
+
+def test_upsert_many_with_repeated_and_existing_keys(store):
+    store.upsert("user", "city", "Paris")
+    results = store.upsert_many([
+        {"slot": "user", "key": "pet", "value": "cat"},
+        {"slot": "user", "key": "city", "value": "Berlin"},
+        {"slot": "user", "key": "pet", "value": "dog"},
+        {"slot": "user", "key": "pet", "value": "dog"},
+        {"slot": "project", "key": "pet", "value": "none"},
+    ])  # fmt: skip
+    assert [r.action for r in results] == ["created", "updated", "updated", "unchanged", "created"]
+    assert results[2].previous.value == "cat"
+    assert [h.value for h in store.history("user", "pet")] == ["cat"]
+    assert [h.value for h in store.history("user", "city")] == ["Paris"]
+    assert store.get("user", "pet").value == "dog"
+    assert results[0].fact.id == store.get("user", "pet").id
