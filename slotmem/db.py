@@ -15,11 +15,48 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
+import sqlite_utils.db
+import sqlite_utils.utils
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
-from sqlite_utils.utils import sqlite3 as driver  # pysqlite3 when importable, as sqlite-utils does
 
 from .errors import CorruptDatabase, InvalidInput, SchemaTooNew, StoreBusy
+
+DRIVER_ENV = "SLOTMEM_SQLITE_DRIVER"
+
+
+def choose_driver(name: str | None = None):
+    """The DB-API module slotmem (and sqlite-utils, for slotmem's files) talks to.
+
+    ``$SLOTMEM_SQLITE_DRIVER`` (sqlean, pysqlite3 or sqlite3) wins; otherwise ``sqlean`` when
+    installed (the semantic extra: it can load sqlite-vec where the stdlib module cannot), else
+    the module sqlite-utils picked (``pysqlite3`` when importable, else ``sqlite3``).
+    """
+    name = name or os.environ.get(DRIVER_ENV)
+    if name:
+        if name not in ("sqlean", "pysqlite3", "sqlite3"):
+            raise InvalidInput(f"{DRIVER_ENV}={name!r}: use sqlean, pysqlite3 or sqlite3")
+        return importlib.import_module(name)
+    try:
+        return importlib.import_module("sqlean")
+    except ImportError:
+        return sqlite_utils.utils.sqlite3
+
+
+def align_sqlite_utils(module) -> None:
+    """Make sqlite-utils use ``module`` too, so that its ``except OperationalError`` clauses
+    catch the errors of the connections slotmem hands it."""
+    for namespace in (sqlite_utils.utils, sqlite_utils.db):
+        namespace.sqlite3 = module
+        namespace.OperationalError = module.OperationalError
+
+
+def can_load_extensions(module=None) -> bool:
+    return hasattr((module or driver).Connection, "enable_load_extension")
+
+
+driver = choose_driver()
+align_sqlite_utils(driver)
 
 BUSY_TIMEOUT_MS = 10_000
 MIGRATION_SET = "slotmem"

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 from sqlite_utils import Database
 
-from slotmem import CorruptDatabase, SchemaTooNew, Store, db
+from slotmem import CorruptDatabase, InvalidInput, SchemaTooNew, Store, db
 from tests.conftest import fts_integrity_error
 
 
@@ -153,9 +153,20 @@ def test_threads_use_their_own_connections(store):
     assert store.slots() == {"agent": 80}
 
 
-def test_driver_is_the_one_sqlite_utils_uses():
-    from sqlite_utils.utils import sqlite3 as sqlite_utils_driver
+def test_sqlite_utils_uses_the_same_driver(db_path):
+    import sqlite_utils.db
+    import sqlite_utils.utils
 
-    assert db.driver is sqlite_utils_driver
-    assert issubclass(db.driver.OperationalError, db.driver.DatabaseError)
-    assert db.driver in (sqlite3,) or db.driver.__name__ in ("pysqlite3", "pysqlite3.dbapi2")
+    assert sqlite_utils.utils.sqlite3 is db.driver is sqlite_utils.db.sqlite3
+    conn = db.connect(db_path)
+    # drop(ignore=True) relies on catching the driver's OperationalError inside sqlite-utils
+    Database(conn)["no_such_table"].drop(ignore=True)
+    conn.close()
+
+
+def test_driver_choice_from_environment(monkeypatch):
+    monkeypatch.setenv(db.DRIVER_ENV, "sqlite3")
+    assert db.choose_driver() is sqlite3
+    monkeypatch.setenv(db.DRIVER_ENV, "oracle")
+    with pytest.raises(InvalidInput, match="sqlean, pysqlite3 or sqlite3"):
+        db.choose_driver()
