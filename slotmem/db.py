@@ -55,6 +55,26 @@ def can_load_extensions(module=None) -> bool:
     return hasattr((module or driver).Connection, "enable_load_extension")
 
 
+def load_sqlite_vec(conn) -> str | None:
+    """Load sqlite-vec into ``conn``: None when loaded, else why semantic search is off."""
+    if not can_load_extensions():
+        return (
+            f"this Python's SQLite driver ({driver.__name__}) cannot load extensions: "
+            "pip install 'slotmem[semantic]' (brings sqlean-py, which can)"
+        )
+    try:
+        import sqlite_vec
+    except ImportError:
+        return "sqlite-vec is not installed: pip install 'slotmem[semantic]'"
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+    except Exception as e:  # noqa: BLE001 - any failure means: lexical only, and say why
+        return f"sqlite-vec could not be loaded: {e}"
+    return None
+
+
 driver = choose_driver()
 align_sqlite_utils(driver)
 
@@ -203,10 +223,16 @@ class Connections:
         if getattr(local, "conn", None) is None or local.pid != os.getpid():
             local.conn = connect(self.path)
             local.conn.row_factory = driver.Row
+            local.vec_error = load_sqlite_vec(local.conn)
             local.pid = os.getpid()
             with self._lock:
                 self._all.append((local.pid, local.conn))
         return local.conn
+
+    def vec_error(self) -> str | None:
+        """Why this thread's connection has no sqlite-vec (None: it has)."""
+        self.get()
+        return self._local.vec_error
 
     def close(self):
         pid = os.getpid()

@@ -1,0 +1,250 @@
+"""The optional semantic leg: embeddings through llm, a sqlite-vec index in the same file.
+
+``memory_embeddings`` (fact seq, model, dimensions, content hash, float32 blob) is the source of
+truth; ``memory_vec``, a ``vec0`` table with ``slot`` as its partition key and cosine distance,
+is derived from it and rebuilt by ``reindex``. Vectors of two models are never mixed: the file
+names one model (``memory_settings``), and switching models is an explicit ``reindex --model``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Iterable
+
+from . import embedders
+from .errors import InvalidInput, SlotmemError
+
+log = logging.getLogger("slotmem")
+
+VEC_TABLE = "memory_vec"
+MAX_K = 4096  # sqlite-vec's limit on k
+BATCH_SIZE = 256
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+class Semantic:
+    """The semantic state of one Store."""
+
+    def __init__(self, store):
+        self.store = store
+        self._models: dict[str, object] = {}
+
+    @property
+    def conn(self):
+        return self.store.conn
+
+    # -- settings and state -----------------------------------------------------------------
+    def setting(self, name: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM memory_settings WHERE name = ?", (name,)).fetchone()
+        return None if row is None else row[0]
+
+    def _set(self, name: str, value) -> None:
+        self.conn.execute(
+            "INSERT INTO memory_settings VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            (name, str(value)),
+        )
+
+    def model_id(self) -> str | None:
+        return self.setting("embedding_model")
+
+    def dimensions(self) -> int | None:
+        value = self.setting("embedding_dimensions")
+        return None if value is None else int(value)
+
+    def has_index(self) -> bool:
+        return bool(self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone())  # fmt: skip
+
+    def off_reason(self) -> str | None:
+        """None when hybrid search is on, else the one line that says why it is off."""
+        if self.model_id() is None:
+            return "semantic search is not enabled for this file: run 'slotmem reindex'"
+        error = self.store._connections.vec_error()
+        if error:
+            return error
+        if not self.has_index():
+            return "the vector index is missing: run 'slotmem reindex'"
+        return None
+
+    def model(self, model_id: str | None = None):
+        model_id = model_id or self.model_id() or embedders.DEFAULT_MODEL
+        if model_id not in self._models:
+            self._models[model_id] = embedders.resolve(model_id)
+        return self._models[model_id]
+
+    # -- building the index -----------------------------------------------------------------
+    def reindex(self, model_id: str | None = None, *, batch_size: int = BATCH_SIZE,
+                progress: Callable[[int], None] | None = None, total: Callable[[int], None] | None = None) -> dict:  # fmt: skip
+        """Embed every fact that lacks a current vector (all of them when the model changes),
+        in batches, each batch in its own short transaction; lexical search serves meanwhile."""
+        error = self.store._connections.vec_error()
+        if error:
+            raise SlotmemError(f"cannot build the vector index: {error}")
+        current = self.model_id()
+        model_id = model_id or current or embedders.DEFAULT_MODEL
+        model = self.model(model_id)
+        dimensions = self._probe(model)
+        switching = (model_id, dimensions) != (current, self.dimensions())
+        with self.store.transaction():
+            self._set("embedding_model", model_id)
+            self._set("embedding_dimensions", dimensions)
+            if switching or not self.has_index():
+                self._create_index(dimensions)
+        todo = self._stale(model_id)
+        if total:
+            total(len(todo))
+        done = unusable = 0
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start : start + batch_size]
+            blobs = embedders.embed(model, [value for _, _, value in batch])
+            with self.store.transaction():
+                if self.model_id() != model_id:
+                    raise SlotmemError("another process switched the embedding model; run reindex again")
+                self.write(
+                    [(seq, slot, content_hash(value), blob) for (seq, slot, value), blob in zip(batch, blobs)],
+                    model_id, dimensions,
+                )  # fmt: skip
+            done += len(batch)
+            unusable += sum(blob is None for blob in blobs)
+            if progress:
+                progress(len(batch))
+        return {"model": model_id, "dimensions": dimensions, "switched": switching and current is not None,
+                "embedded": done, "unusable": unusable}  # fmt: skip
+
+    def _probe(self, model) -> int:
+        [blob] = embedders.embed(model, ["dimension probe"])
+        if blob is None:
+            raise SlotmemError(f"embedding model {model.model_id!r} returned an unusable vector")
+        return len(blob) // 4
+
+    def _create_index(self, dimensions: int) -> None:
+        """(Re)create the vec0 index and fill it from the current model's stored vectors."""
+        self.conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
+        self.conn.execute(
+            f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(fact_seq integer primary key, "
+            f"slot text partition key, embedding float[{int(dimensions)}] distance_metric=cosine)"
+        )
+        self.conn.execute(
+            f"""INSERT INTO {VEC_TABLE} (fact_seq, slot, embedding)
+                SELECT e.fact_seq, f.slot, e.embedding FROM memory_embeddings e
+                JOIN memory_facts f ON f.seq = e.fact_seq
+                WHERE e.model = ? AND e.dimensions = ? AND length(e.embedding) > 0""",
+            (self.model_id(), dimensions),
+        )
+
+    def _stale(self, model_id: str) -> list[tuple[int, str, str]]:
+        rows = self.conn.execute(
+            """SELECT f.seq, f.slot, f.value, e.model, e.content_hash FROM memory_facts f
+               LEFT JOIN memory_embeddings e ON e.fact_seq = f.seq ORDER BY f.seq"""
+        )
+        return [
+            (seq, slot, value)
+            for seq, slot, value, model, digest in rows
+            if model != model_id or digest != content_hash(value)
+        ]
+
+    # -- keeping it in sync with writes -----------------------------------------------------
+    def prepare(self, values: list[str]):
+        """Vectors for values about to be written, computed before the write transaction.
+        None when the leg is off or the model fails (the facts are written, lexical only, and
+        'slotmem reindex' embeds them later: never a half-written fact)."""
+        if not values or self.off_reason() is not None:
+            return None
+        try:
+            blobs = embedders.embed(self.model(), values)
+        except SlotmemError as e:
+            log.warning("facts written without embeddings (%s); run 'slotmem reindex'", e)
+            return None
+        return self.model_id(), self.dimensions(), blobs
+
+    def write(self, rows: Iterable[tuple[int, str, str, bytes | None]], model_id: str,
+              dimensions: int) -> None:  # fmt: skip
+        """Inside the caller's transaction: (seq, slot, hash, blob) rows into both tables."""
+        rows = list(rows)
+        now = self.store.clock()
+        self.conn.executemany(
+            """INSERT INTO memory_embeddings VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (fact_seq) DO UPDATE SET
+               model = excluded.model, dimensions = excluded.dimensions,
+               content_hash = excluded.content_hash, embedding = excluded.embedding,
+               embedded_at = excluded.embedded_at""",
+            [(seq, model_id, dimensions, digest, blob or b"", now) for seq, _, digest, blob in rows],
+        )
+        self.forget([seq for seq, *_ in rows])  # vec0 has no upsert: delete, then insert
+        self.conn.executemany(
+            f"INSERT INTO {VEC_TABLE} (fact_seq, slot, embedding) VALUES (?, ?, ?)",
+            [(seq, slot, blob) for seq, slot, _, blob in rows if blob],
+        )
+
+    def forget(self, seqs: list[int]) -> None:
+        if seqs and self.has_index() and self.store._connections.vec_error() is None:
+            marks = ", ".join("?" * len(seqs))
+            self.conn.execute(f"DELETE FROM {VEC_TABLE} WHERE fact_seq IN ({marks})", seqs)
+
+    # -- searching --------------------------------------------------------------------------
+    def query_vector(self, text: str) -> bytes | None:
+        text = " ".join(str(text).split())[:4000]
+        if not text:
+            return None
+        [blob] = embedders.embed(self.model(), [text])
+        return blob
+
+    def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]:
+        """Nearest facts, best first; the slot filter is vec0's partition key, applied before k."""
+        k = max(1, min(int(k), MAX_K))
+        sql = f"SELECT fact_seq, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ?"
+        if not slots:
+            rows = self.conn.execute(sql, (blob, k)).fetchall()
+        else:
+            rows = [row for slot in slots
+                    for row in self.conn.execute(sql + " AND slot = ?", (blob, k, slot)).fetchall()]  # fmt: skip
+        ranked = sorted(((seq, dist) for seq, dist in rows if dist is not None), key=lambda r: r[1])
+        return ranked[:k]
+
+    def distances(self, blob: bytes, seqs: list[int]) -> dict[int, float]:
+        """Cosine distance of the query to given facts (the lexical leg's candidates)."""
+        if not seqs:
+            return {}
+        marks = ", ".join("?" * len(seqs))
+        rows = self.conn.execute(
+            f"""SELECT fact_seq, vec_distance_cosine(embedding, ?) FROM memory_embeddings
+                WHERE fact_seq IN ({marks}) AND model = ? AND length(embedding) > 0""",
+            [blob, *seqs, self.model_id()],
+        )
+        return {seq: dist for seq, dist in rows if dist is not None}
+
+    # -- reporting --------------------------------------------------------------------------
+    def status(self) -> dict:
+        model_id = self.model_id()
+        conn = self.conn
+        facts = conn.execute("SELECT count(*) FROM memory_facts").fetchone()[0]
+        current = conn.execute(
+            "SELECT count(*), sum(length(embedding) = 0) FROM memory_embeddings WHERE model IS ?",
+            (model_id,),
+        ).fetchone()
+        vec_error = self.store._connections.vec_error()
+        vec_rows = None
+        if vec_error is None and self.has_index():
+            vec_rows = conn.execute(f"SELECT count(*) FROM {VEC_TABLE}").fetchone()[0]
+        return {
+            "enabled": model_id is not None,
+            "active": self.off_reason() is None,
+            "reason": self.off_reason() or "",
+            "model": model_id,
+            "dimensions": self.dimensions(),
+            "extension": "loaded" if vec_error is None else vec_error,
+            "facts": facts,
+            "embedded": (current[0] or 0) - (current[1] or 0),
+            "unusable": current[1] or 0,
+            "stale": len(self._stale(model_id)) if model_id else 0,
+            "index_rows": vec_rows,
+        }
+
+
+def check_model_id(model_id: str) -> str:
+    if not isinstance(model_id, str) or not model_id.strip():
+        raise InvalidInput("give an embedding model id, e.g. 'wordllama-256'")
+    return model_id.strip()
