@@ -350,6 +350,21 @@ def demo(database):
     click.echo(f"Try: slotmem search -d {database} \"deploy on Friday\" --explain")
 
 
+@cli.command()
+@database_option
+def mcp(database):
+    """Serve this memory over MCP on stdio: recall, remember, forget, context.
+
+    Needs the mcp extra: pip install 'slotmem[mcp]'. In an MCP client's config:
+
+    \b
+    {"command": "slotmem", "args": ["mcp", "-d", "/home/maja/agent.db"]}
+    """
+    from .mcp_server import build_server
+
+    build_server(open_store(database)).run("stdio")
+
+
 def _attach_optional_commands():
     from .cli_flush import flush
 

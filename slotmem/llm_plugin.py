@@ -1,4 +1,5 @@
-"""slotmem for the llm tool ecosystem: a memory Toolbox any tool-using model can call.
+"""slotmem for the llm tool ecosystem: a memory Toolbox any tool-using model can call, and
+slotmem's offline default embedding model.
 
     llm -T 'Slotmem("agent.db")' "Remember that I deploy on Tuesdays" --td
 """
@@ -9,8 +10,9 @@ import json
 
 import llm
 
-from .errors import InvalidInput
-from .safety import injection_reason, secret_reason
+from . import tools
+
+SOURCE = "llm-tool"
 
 
 class Slotmem(llm.Toolbox):
@@ -32,29 +34,26 @@ class Slotmem(llm.Toolbox):
     def recall(self, query: str, slot: str = "", limit: int = 10) -> str:
         """Search memory for facts relevant to the query, best first, as JSON.
         slot: user, project, agent or another slot name; empty searches every slot."""
-        hits = self._store().query_facts(query, slots=[slot] if slot else None, limit=limit)
-        return json.dumps(
-            [{"slot": h.fact.slot, "key": h.fact.key, "value": h.fact.value,
-              "confidence": h.fact.confidence} for h in hits],  # fmt: skip
-            ensure_ascii=False,
-        )
+        return json.dumps(tools.recall(self._store(), query, slot, limit), ensure_ascii=False)
 
     def remember(self, slot: str, key: str, value: str, confidence: float = 0.8) -> str:
         """Store a durable fact under slot/key (user: about the user; project: decisions and
         constraints; agent: lessons learned). Reusing a key replaces the old value, which is
         kept in history."""
-        reason = injection_reason(key, value) or secret_reason(value)
-        if reason:
-            raise InvalidInput(f"refused to store {slot}/{key}: {reason}")
-        result = self._store().upsert(slot, key, value, confidence=confidence, source="llm-tool")
-        return f"{result.action}: {slot}/{key}"
+        return tools.remember(self._store(), slot, key, value, confidence, SOURCE)
 
     def forget(self, slot: str, key: str) -> str:
         """Delete the fact slot/key (its last value stays in history)."""
-        found = self._store().delete(slot, key, source="llm-tool")
-        return f"forgot: {slot}/{key}" if found else f"no fact {slot}/{key}"
+        return tools.forget(self._store(), slot, key, SOURCE)
 
 
 @llm.hookimpl
 def register_tools(register):
     register(Slotmem)
+
+
+@llm.hookimpl
+def register_embedding_models(register):
+    from .embedders import WordLlama256
+
+    register(WordLlama256())

@@ -27,11 +27,16 @@ def test_toolbox_refuses_injection_and_bad_input(db_path):
     assert Store(db_path).stats()["facts"] == 0
 
 
-def test_plugin_registers_the_toolbox():
-    llm.pm.register(llm_plugin, name="slotmem-test")
+def test_plugin_registers_the_toolbox_and_embedding_model():
+    llm.get_tools()  # loads installed plugins (none under llm's test switch)
+    registered_here = not llm.pm.is_registered(llm_plugin)
+    if registered_here:
+        llm.pm.register(llm_plugin, name="slotmem-test")
     try:
         assert llm.get_tools()["Slotmem"] is Slotmem
         method_names = {tool.name for tool in Slotmem.method_tools()}
         assert method_names == {"Slotmem_recall", "Slotmem_remember", "Slotmem_forget"}
+        assert llm.get_embedding_model("wordllama-256").model_id == "wordllama-256"
     finally:
-        llm.pm.unregister(name="slotmem-test")
+        if registered_here:
+            llm.pm.unregister(name="slotmem-test")
