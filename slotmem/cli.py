@@ -12,6 +12,7 @@ import click
 from . import __version__, db
 from .errors import SlotmemError
 from .output import emit, format_options
+from .ranking import EXPLAIN_COLUMNS
 
 FACT_COLUMNS = ["slot", "key", "value", "confidence", "access_count", "last_accessed"]
 
@@ -163,7 +164,7 @@ def search(text, slots, limit, min_score, explain, no_track, fmt, database):
             row.update(row.pop("explanation", None) or {})
         columns = ["score", "slot", "key", "value"]
         if explain:
-            columns += ["bm25", "confidence", "feedback", "recency"]
+            columns += EXPLAIN_COLUMNS
     emit(rows, fmt, columns)
 
 

@@ -1,58 +1,136 @@
-"""User text -> a safe FTS5 MATCH expression.
+"""User text -> search terms. Pure Python, no database; never raises.
 
-Never raises: whatever the text holds (quotes, operators, NUL bytes, lone surrogates, emoji),
-the result is either ``None`` (nothing worth searching for) or an OR-join of double-quoted word
-tokens, which FTS5 always parses.
+Whatever the text holds (quotes, FTS5 operators, NUL bytes, lone surrogates, emoji, 100k
+characters), the result is a small list of plain terms that slotmem double-quotes before FTS5
+sees them:
+
+- ``words``: lower-cased, diacritic-free word tokens for the porter index (what FTS5's
+  ``porter unicode61 remove_diacritics 2`` tokenizer would make of the text, before stemming),
+  English stopwords dropped, one token per porter stem, short tokens kept (``go``, ``ai``,
+  ``42``, ``c`` from ``c#``), apostrophes split (``Joanna's`` -> ``joanna``);
+- ``grams``: Chinese, Japanese and Korean runs (no spaces between words) as character bigrams
+  (a lone character stays a unigram), searched in the trigram index.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 
-MAX_TERMS = 16
+from .stemmer import stem
 
-# A standard English stopword list (the NLTK list, less words that carry meaning in short
-# queries such as "not", "no" and "again").
-STOPWORDS = frozenset(
-    ["a", "about", "above", "after", "against", "all", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "couldn't", "did", "didn't", "do", "does", "doesn't", "doing", "don't", "down", "during", "each", "few", "for", "from", "further", "had", "hadn't", "has", "hasn't", "have", "haven't", "having", "he", "he'd", "he'll", "he's", "her", "here", "here's", "hers", "herself", "him", "himself", "his", "how", "how's", "i", "i'd", "i'll", "i'm", "i've", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself", "let's", "me", "more", "most", "mustn't", "my", "myself", "nor", "of", "off", "on", "once", "only", "or", "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "same", "shan't", "she", "she'd", "she'll", "she's", "should", "shouldn't", "so", "some", "such", "than", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there", "there's", "these", "they", "they'd", "they'll", "they're", "they've", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "wasn't", "we", "we'd", "we'll", "we're", "we've", "were", "weren't", "what", "what's", "when", "when's", "where", "where's", "which", "while", "who", "who's", "whom", "why", "why's", "with", "won't", "would", "wouldn't", "you", "you'd", "you'll", "you're", "you've", "your", "yours", "yourself", "yourselves", "s", "t", "d", "ll", "m", "re", "ve", "y", "just", "also", "will", "shall", "may", "might", "must", "us"]
-)
+MAX_TERMS = 16  # cost grows with terms; questions average 5 after stopwords
+MAX_INPUT_CHARS = 20_000
+MAX_TOKEN_CHARS = 128
 
-_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
-_CONTRACTION_TAIL = re.compile(r"['’](?:s|d|ll|m|re|ve|t)$")
+# NLTK's English list (179 words) plus words that only fill questions ("would", "ever", ...).
+STOPWORDS = frozenset([
+    "i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "you're", "you've",
+    "you'll", "you'd", "your", "yours", "yourself", "yourselves", "he", "him", "his", "himself",
+    "she", "she's", "her", "hers", "herself", "it", "it's", "its", "itself", "they", "them",
+    "their", "theirs", "themselves", "what", "which", "who", "whom", "this", "that", "that'll",
+    "these", "those", "am", "is", "are", "was", "were", "be", "been", "being", "have", "has",
+    "had", "having", "do", "does", "did", "doing", "a", "an", "the", "and", "but", "if", "or",
+    "because", "as", "until", "while", "of", "at", "by", "for", "with", "about", "against",
+    "between", "into", "through", "during", "before", "after", "above", "below", "to", "from",
+    "up", "down", "in", "out", "on", "off", "over", "under", "again", "further", "then", "once",
+    "here", "there", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more",
+    "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so", "than",
+    "too", "very", "s", "t", "can", "will", "just", "don", "don't", "should", "should've",
+    "now", "d", "ll", "m", "o", "re", "ve", "y", "ain", "aren", "aren't", "couldn", "couldn't",
+    "didn", "didn't", "doesn", "doesn't", "hadn", "hadn't", "hasn", "hasn't", "haven",
+    "haven't", "isn", "isn't", "ma", "mightn", "mightn't", "mustn", "mustn't", "needn",
+    "needn't", "shan", "shan't", "shouldn", "shouldn't", "wasn", "wasn't", "weren", "weren't",
+    "won", "won't", "wouldn", "wouldn't", "would", "could", "might", "must", "shall", "may",
+    "also", "ever", "many", "much"
+])  # fmt: skip
+
+# Scripts written without spaces between words (and Hangul, whose particles attach to words).
+# migrations/0003 holds the same ranges as a GLOB pattern (tests/test_query.py checks they agree).
+CJK_RANGES = (
+    (0x1100, 0x11FF), (0x3005, 0x3007), (0x3040, 0x30FF), (0x3130, 0x318F), (0x31F0, 0x31FF),
+    (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0x20000, 0x2FFFF),
+)  # fmt: skip
+_CJK_RUN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES) + "]+")
+_WORD = re.compile(r"[^\W_]+")
+_APOSTROPHE = re.compile("['\u2019\u02bc\uff07]")
 
 
-def clean(text: str) -> str:
-    """Drop what cannot be text: lone surrogates, NUL and control characters; NFKC-normalize."""
-    if not isinstance(text, str):
-        text = str(text)
-    text = text.encode("utf-8", "ignore").decode("utf-8")
-    text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in text)
+@dataclass(frozen=True)
+class Terms:
+    words: tuple[str, ...] = ()
+    grams: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.words or self.grams)
+
+
+def parse(text, max_terms: int = MAX_TERMS) -> Terms:
+    """Words and CJK grams of ``text``, at most ``max_terms`` in all, in text order."""
+    try:
+        limit = max(0, int(max_terms))
+        text = _APOSTROPHE.sub(" ", clean(text))
+        grams = _grams(_CJK_RUN.findall(text))[:limit]
+        words = _words(_CJK_RUN.sub(" ", text), limit - len(grams))
+        return Terms(tuple(words), tuple(grams))
+    except Exception:  # noqa: BLE001 - the contract is "never raises"; no input is known to get here
+        return Terms()
+
+
+def terms(text, max_terms: int = MAX_TERMS) -> list[str]:
+    """The word terms of ``text`` (see ``parse``)."""
+    return list(parse(text, max_terms).words)
+
+
+def clean(text) -> str:
+    """Text without lone surrogates, NUL, control or format characters; NFKC-normalized."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "ignore")
+    elif not isinstance(text, str):
+        text = "" if text is None else str(text)
+    text = text[:MAX_INPUT_CHARS].encode("utf-8", "ignore").decode("utf-8")
+    text = "".join(" " if unicodedata.category(ch)[0] == "C" else ch for ch in text)
     return unicodedata.normalize("NFKC", text)
 
 
-def terms(text: str, max_terms: int = MAX_TERMS) -> list[str]:
-    """Lower-cased word tokens, possessives stripped, stopwords and duplicates removed, capped."""
-    seen: dict[str, None] = {}
-    for match in _WORD_RE.finditer(clean(text).lower()):
-        word = match.group()
-        if word in STOPWORDS:
-            continue
-        word = _CONTRACTION_TAIL.sub("", word).replace("’", "'")
-        for part in word.split("'"):
-            if part and part not in STOPWORDS and (len(part) > 1 or part.isdigit()):
-                seen.setdefault(part, None)
-        if len(seen) >= max_terms:
-            break
-    return list(seen)[:max_terms]
+def fold(word: str) -> str:
+    """Lower-case and strip diacritics, as ``unicode61 remove_diacritics 2`` does."""
+    decomposed = unicodedata.normalize("NFKD", word.lower())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-def match_expression(words: list[str]) -> str | None:
+def _words(text: str, limit: int) -> list[str]:
+    chosen: dict[str, str] = {}  # stem -> first word with that stem
+    for raw in _WORD.findall(text):
+        for word in _WORD.findall(fold(raw)):  # folding can expose separators
+            if len(chosen) >= limit:
+                return list(chosen.values())
+            if word not in STOPWORDS and len(word) <= MAX_TOKEN_CHARS:
+                chosen.setdefault(stem(word), word)
+    return list(chosen.values())
+
+
+def _grams(runs: list[str]) -> list[str]:
+    grams: dict[str, None] = {}
+    for run in runs:
+        if len(run) == 1:
+            grams.setdefault(run, None)
+        for i in range(len(run) - 1):
+            grams.setdefault(run[i : i + 2], None)
+    return list(grams)
+
+
+def quote(term: str) -> str:
+    """One FTS5 string: double quotes around, inner double quotes doubled."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def match_expression(words) -> str | None:
     """``"a" OR "b"``: every token quoted, so no FTS5 operator or column filter can leak in."""
-    if not words:
-        return None
-    return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
+    return " OR ".join(quote(word) for word in words) or None
 
 
-def build(text: str, max_terms: int = MAX_TERMS) -> str | None:
+def build(text, max_terms: int = MAX_TERMS) -> str | None:
+    """The plain OR-query of the word terms (what slotmem ran before per-term ranking)."""
     return match_expression(terms(text, max_terms))

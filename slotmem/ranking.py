@@ -1,23 +1,41 @@
-"""The lexical score, computed in SQL, and its explanation.
+"""The score of a hit, computed in SQL in one statement, and its explanation.
 
     score = relevance × confidence × feedback × recency
 
-- relevance  = -bm25(memory_facts_fts, KEY_WEIGHT, VALUE_WEIGHT)   (FTS5's bm25 is negative)
+- relevance  = Σ over the query terms the fact matches of  idf(t)^1.5 × tf(t) + 4
+    idf(t)   = ln(1 + (N - df + 0.5) / (df + 0.5))   N facts, df of them hold t (always > 0)
+    tf(t)    = bm25's term-frequency and length part for t: (f × 2.2) / (f + 1.2 × (0.25 + 0.75 ×
+               len / avg_len)), f = 2 × (occurrences in key) + 1 × (occurrences in value).
+               It is FTS5's bm25 for the term divided by FTS5's own idf (which is clamped to
+               ~0 for terms in more than half the facts: names, in a conversation's memory).
+               A CJK gram counts tf = 1.
+    + 4      = coordination: each matched term adds a constant, so matching three of the
+               question's words beats matching one rare word.
 - confidence = the fact's confidence, in [0, 1]
 - feedback   = max(0.2, 1 + 0.15 × quality), quality in [-3, 3] from `slotmem rate`
 - recency    = 1 / (1 + age / half-life), age since the last update: 0.5 at one half-life,
                1/3 at two (plain arithmetic: no SQLite math functions needed); 1 when off
+
+Each term is one arm of a UNION ALL (FTS5 scores it with ``rank MATCH 'bm25(2.0, 1.0)'``); the
+arms' parts are summed per fact, the fact row is joined once, and ``ORDER BY score LIMIT n``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+from .lexical import CJK, Arm, Plan
 
 KEY_WEIGHT = 2.0
 VALUE_WEIGHT = 1.0
+IDF_POWER = 1.5
+COORDINATION = 4.0
 FEEDBACK_STEP = 0.15
 FEEDBACK_FLOOR = 0.2
 DAY_MS = 86_400_000
+# What `slotmem search --explain` shows in its table (JSON output has the whole explanation).
+EXPLAIN_COLUMNS = ["relevance", "bm25", "confidence", "feedback", "recency", "parts"]
 
 
 @dataclass(frozen=True)
@@ -25,29 +43,109 @@ class Ranking:
     key_weight: float = KEY_WEIGHT
     value_weight: float = VALUE_WEIGHT
     half_life_days: float | None = None  # None: no recency factor
+    idf_power: float = IDF_POWER
+    coordination: float = COORDINATION
 
-    def columns(self) -> str:
-        """SELECT-list expressions: relevance, feedback, recency and score."""
-        relevance = f"-bm25(memory_facts_fts, {self.key_weight!r}, {self.value_weight!r})"
+    def idf(self, facts: int, df: int) -> float:
+        return math.log(1 + (facts - df + 0.5) / (df + 0.5)) ** self.idf_power
+
+    def factors(self) -> tuple[str, str]:
+        """SQL for feedback and recency, over the fact row ``f``."""
         feedback = f"max({FEEDBACK_FLOOR}, 1 + {FEEDBACK_STEP} * f.quality)"
-        if self.half_life_days:
-            half_life_ms = float(self.half_life_days) * DAY_MS
-            recency = f"(1.0 / (1.0 + max(0, :now - f.updated_at) / {half_life_ms!r}))"
-        else:
-            recency = "1.0"
+        if not self.half_life_days:
+            return feedback, "1.0"
+        half_life_ms = float(self.half_life_days) * DAY_MS
+        return feedback, f"(1.0 / (1.0 + max(0, :now - f.updated_at) / {half_life_ms!r}))"
+
+    def sql(self, plan: Plan, slots: list[str] | None, explain: bool = False) -> tuple[str, dict]:
+        """The one statement: arms -> parts summed per fact -> factors -> score (no LIMIT yet)."""
+        params: dict = {}
+        slot_test = _slot_test(slots, params)
+        arms = " UNION ALL ".join(
+            self._arm(i, arm, plan.facts, slot_test, params) for i, arm in enumerate(plan.arms)
+        )
+        parts = ", group_concat(arm || ':' || coalesce(raw, ''), ' ') AS parts" if explain else ""
+        feedback, recency = self.factors()
+        sql = f"""
+            WITH hits(seq, arm, raw, part) AS ({arms}),
+            matched AS (
+                SELECT seq, sum(part) AS relevance, count(*) AS matched{parts}
+                FROM hits GROUP BY seq)
+            SELECT f.*, m.relevance, m.matched{", m.parts" if explain else ""},
+                   {feedback} AS feedback, {recency} AS recency,
+                   m.relevance * f.confidence * {feedback} * {recency} AS score
+            FROM matched m CROSS JOIN memory_facts f ON f.seq = m.seq
+            {"WHERE " + slot_test if slot_test else ""}"""
+        return sql, params
+
+    def _arm(self, i: int, arm: Arm, facts: int, slot_test: str, params: dict) -> str:
+        params[f"q{i}"], params[f"c{i}"] = arm.match, self.coordination
+        table = arm.table
+        if table == CJK:  # binary: the gram is there or not
+            params[f"w{i}"] = self.idf(facts, arm.df)
+            score, raw = f":w{i} + :c{i}", "NULL"
+        else:  # bm25 with FTS5's idf swapped for ours
+            params[f"m{i}"] = self.idf(facts, arm.df) / fts5_idf(facts, arm.df)
+            weights = f"bm25({float(self.key_weight)!r}, {float(self.value_weight)!r})"
+            score, raw = f"-t.rank * :m{i} + :c{i}", "t.rank"
+        where = f"t.{table} MATCH :q{i}" + (
+            f" AND t.rank MATCH '{weights}'" if raw != "NULL" else ""
+        )
+        if arm.cap is None:
+            return f"SELECT t.rowid, {i}, {raw}, {score} FROM {table} t WHERE {where}"
+        params[f"cap{i}"] = arm.cap  # newest postings only; the slot test must come first
+        join = f"CROSS JOIN memory_facts f ON f.seq = t.rowid AND {slot_test}" if slot_test else ""
         return (
-            f"{relevance} AS relevance, {feedback} AS feedback, {recency} AS recency, "
-            f"({relevance}) * f.confidence * {feedback} * {recency} AS score"
+            f"SELECT * FROM (SELECT t.rowid, {i}, {raw}, {score} FROM {table} t {join} "
+            f"WHERE {where} ORDER BY t.rowid DESC LIMIT :cap{i})"
         )
 
 
-def explain(row) -> dict:
+def fts5_idf(facts: int, df: int) -> float:
+    """The idf inside FTS5's bm25() (clamped to 1e-6 for terms in over half the rows)."""
+    idf = math.log((facts - df + 0.5) / (df + 0.5))
+    return idf if idf > 0 else 1e-6
+
+
+def _slot_test(slots: list[str] | None, params: dict) -> str:
+    if not slots:
+        return ""
+    names = [f"slot{i}" for i in range(len(slots))]
+    params.update(zip(names, slots))
+    return f"f.slot IN ({', '.join(':' + name for name in names)})"
+
+
+def explain(row, plan: Plan, ranking: Ranking) -> dict:
+    """Every part of a hit's score: the factors, and each matched term's share of relevance."""
+    terms = {}
+    for item in (row["parts"] or "").split():
+        index, raw = item.split(":", 1)
+        arm = plan.arms[int(index)]
+        terms[arm.term] = _term_part(arm, float(raw) if raw else None, plan.facts, ranking)
     return {
-        "bm25": -row["relevance"],
+        "score": row["score"],
         "relevance": row["relevance"],
+        "bm25": sum(part.get("bm25", 0.0) for part in terms.values()),
+        "matched": row["matched"],
         "confidence": row["confidence"],
         "quality": row["quality"],
         "feedback": row["feedback"],
         "recency": row["recency"],
-        "score": row["score"],
+        "terms": terms,
+        "parts": " + ".join(f"{term} {part['part']:.3g}" for term, part in terms.items()),
+        "ignored": list(plan.dropped),
     }
+
+
+def _term_part(arm: Arm, raw: float | None, facts: int, ranking: Ranking) -> dict:
+    idf = ranking.idf(facts, arm.df)
+    part = {"df": arm.df, "idf": idf}
+    if raw is None:
+        tf = 1.0
+    else:
+        tf = -raw / fts5_idf(facts, arm.df)
+        part["bm25"] = raw
+    part.update(tf=tf, coordination=ranking.coordination, part=idf * tf + ranking.coordination)
+    if arm.cap is not None:
+        part["scored_newest"] = arm.cap
+    return part

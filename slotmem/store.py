@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from . import db, query, validation
+from . import db, lexical, query, validation
 from .errors import InvalidInput
 from .models import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
 from .prune import prune_slot
@@ -247,12 +247,15 @@ class Store:
         """Facts matching ``text``, best first. Never raises on any text; bumps access stats."""
         slots = validation.slots(slots)
         limit = validation.positive_int(limit, "limit", allow_zero=False)
-        match = query.build(text)
-        if match is None or slots == []:
+        terms = query.parse(text)
+        if not terms or slots == []:
             return []
-        rows = self._search(match, slots, limit, min_score)
+        plan = lexical.plan(self.conn, terms)
+        if not plan:
+            return []
+        rows = self._search(plan, slots, limit, min_score, explain)
         now = self.clock()
-        hits = [_hit(row, explain) for row in rows]
+        hits = [_hit(row, plan, self.ranking, explain) for row in rows]
         if track_access and hits:
             self._touch([row["seq"] for row in rows], now)
             hits = [
@@ -262,25 +265,15 @@ class Store:
             ]  # fmt: skip
         return hits
 
-    def _search(self, match: str, slots: list[str] | None, limit: int, min_score: float | None):
-        params: dict = {"match": match, "limit": limit, "now": self.clock()}
-        slot_filter = ""
-        if slots:
-            names = [f":slot{i}" for i in range(len(slots))]
-            slot_filter = f"AND f.slot IN ({', '.join(names)})"
-            params.update({name[1:]: slot for name, slot in zip(names, slots)})
+    def _search(self, plan, slots: list[str] | None, limit: int, min_score, explain: bool):
+        """One statement: the plan's arms scored, summed, weighted, filtered, ordered, limited."""
+        sql, params = self.ranking.sql(plan, slots, explain)
+        params.update(now=self.clock(), limit=limit)
         score_filter = ""
         if min_score is not None:
             score_filter = "WHERE score >= :min_score"
             params["min_score"] = float(min_score)
-        sql = f"""
-            SELECT * FROM (
-                SELECT f.*, {self.ranking.columns()}
-                FROM memory_facts_fts JOIN memory_facts f ON f.seq = memory_facts_fts.rowid
-                WHERE memory_facts_fts MATCH :match {slot_filter}
-            ) {score_filter}
-            ORDER BY score DESC LIMIT :limit
-        """
+        sql = f"SELECT * FROM ({sql}) {score_filter} ORDER BY score DESC, seq DESC LIMIT :limit"
         return self.conn.execute(sql, params).fetchall()
 
     def _touch(self, seqs: list[int], now: int) -> None:
@@ -394,5 +387,6 @@ def _non_negative(number, what: str) -> float:
     return float(number)
 
 
-def _hit(row, with_explanation: bool) -> Hit:
-    return Hit(Fact.from_row(row), row["score"], explain(row) if with_explanation else None)
+def _hit(row, plan, ranking: Ranking, with_explanation: bool) -> Hit:
+    parts = explain(row, plan, ranking) if with_explanation else None
+    return Hit(Fact.from_row(row), row["score"], parts)

@@ -1,6 +1,8 @@
+import math
+
 import pytest
 
-from slotmem import query
+from slotmem import lexical, query
 from tests.conftest import fts_integrity_error
 
 HOSTILE = [
@@ -93,12 +95,42 @@ def test_slots_filter_limit_and_min_score(deploy_store):
 
 def test_explain_shows_the_parts(store):
     store.upsert("user", "tz", "Stockholm time", confidence=0.5)
+    store.upsert("user", "oslo", "Oslo time")
+    store.upsert("user", "rome", "Rome time")
     [hit] = store.query_facts("stockholm", explain=True)
     parts = hit.explanation
     assert parts["confidence"] == 0.5 and parts["feedback"] == 1.0 and parts["recency"] == 1.0
-    assert parts["score"] == pytest.approx(parts["relevance"] * 0.5)
-    assert parts["bm25"] == -parts["relevance"]
+    assert parts["score"] == pytest.approx(parts["relevance"] * 0.5) == pytest.approx(hit.score)
+    term = parts["terms"]["stockholm"]
+    assert term["df"] == 1 and parts["matched"] == 1 and parts["bm25"] == term["bm25"] < 0
+    assert term["idf"] == pytest.approx(math.log(1 + (3 - 1 + 0.5) / 1.5) ** 1.5)
+    assert term["tf"] == pytest.approx(-term["bm25"] / math.log((3 - 1 + 0.5) / 1.5))
+    assert term["part"] == pytest.approx(term["idf"] * term["tf"] + 4)
+    assert parts["relevance"] == pytest.approx(term["part"])
+    assert parts["parts"].startswith("stockholm ")
     assert store.query_facts("stockholm")[0].explanation is None
+
+
+def test_relevance_is_the_sum_of_the_matched_terms(store):
+    store.upsert("user", "pet", "Maja has a dog named Rex")
+    store.upsert("user", "car", "Maja drives a red car")
+    store.upsert("user", "dog", "The neighbour's dog barks")
+    hits = store.query_facts("what is the name of Maja's dog?", explain=True)
+    assert hits[0].fact.key == "pet"  # two terms beat one: coordination
+    for hit in hits:
+        terms = hit.explanation["terms"]
+        assert hit.explanation["matched"] == len(terms)
+        assert hit.explanation["relevance"] == pytest.approx(sum(t["part"] for t in terms.values()))
+    assert set(hits[0].explanation["terms"]) == {"maja", "dog", "name"}
+
+
+def test_terms_in_over_half_the_facts_still_count(store):
+    for i in range(6):
+        store.upsert("episodic", f"t{i}", f"Caroline: turn number {i} about nothing")
+    store.upsert("episodic", "m", "Melanie: I went hiking")
+    store.upsert("episodic", "c", "Caroline: I went hiking")
+    # FTS5's own idf for "caroline" is ~0 (7 of 8 facts); ours is not
+    assert store.query_facts("Did Caroline go hiking?")[0].fact.key == "c"
 
 
 def test_recency_half_life(db_path, clock):
@@ -133,3 +165,50 @@ def test_integrity_check_sees_drift(store):
     store.conn.execute("DROP TRIGGER memory_facts_au")
     store.conn.execute("UPDATE memory_facts SET value = 'omega' WHERE key = 'a'")
     assert fts_integrity_error(store) is not None
+
+
+@pytest.fixture
+def small_limits(monkeypatch):
+    """The df rules at toy scale: 'common' above 5 facts, 12 postings scored per search."""
+    monkeypatch.setattr(lexical, "COMMON_MIN", 5)
+    monkeypatch.setattr(lexical, "POSTINGS_BUDGET", 12)
+
+
+def test_common_terms_are_dropped_when_rarer_ones_remain(store, small_limits):
+    store.upsert_many([{"slot": "project", "key": f"n{i}", "value": f"note {i} on the build"}
+                       for i in range(40)])  # fmt: skip
+    for word in ["alpha", "bravo", "charlie", "delta"]:
+        store.upsert("project", word, f"{word} build note")
+    hits = store.query_facts("alpha bravo charlie delta build note", explain=True)
+    assert {h.fact.key for h in hits} == {"alpha", "bravo", "charlie", "delta"}
+    assert hits[0].explanation["ignored"] == ["build", "note"]
+    assert set(hits[0].explanation["terms"]) <= {"alpha", "bravo", "charlie", "delta"}
+
+
+def test_all_common_query_still_answers_within_budget(store, clock, small_limits):
+    store.upsert_many([{"slot": "user", "key": f"u{i}", "value": f"a note about the build {i}"}
+                       for i in range(10)])  # fmt: skip
+    clock.advance(days=1)
+    store.upsert_many([{"slot": "project", "key": f"p{i}", "value": f"a note about the build {i}"}
+                       for i in range(30)])  # fmt: skip
+    hits = store.query_facts("note build", limit=50, explain=True)
+    assert len(hits) == 12 and {h.fact.slot for h in hits} == {"project"}  # the 12 newest
+    (term,) = hits[0].explanation["terms"].values()
+    assert term["scored_newest"] == 12 and hits[0].explanation["ignored"] == ["build"]
+    # a slot's facts are found even when they are older than the budget's newest postings
+    user = store.query_facts("note build", slots=["user"], limit=50)
+    assert len(user) == 10 and {h.fact.slot for h in user} == {"user"}
+
+
+def test_unknown_terms_run_no_arms(store):
+    store.upsert("user", "a", "alpha")
+    assert store.query_facts("zulu yankee") == []
+    assert lexical.plan(store.conn, query.parse("zulu alpha")).arms[0].term == "alpha"
+
+
+def test_indexed_rows_reads_the_averages_record(store):
+    assert lexical.indexed_rows(store.conn, lexical.WORDS) == 0
+    store.upsert_many([{"slot": "user", "key": f"k{i}", "value": "v"} for i in range(300)])
+    store.delete("user", "k7")
+    assert lexical.indexed_rows(store.conn, lexical.WORDS) == 299
+    assert lexical._varint(bytes([0xBD, 0x84, 0x40])) == 1_000_000

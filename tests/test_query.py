@@ -1,0 +1,114 @@
+"""User text -> terms: never raises, keeps what carries meaning, drops what does not."""
+
+import importlib.util
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from slotmem import Store, db, query
+
+ANY_CHAR = st.characters(exclude_categories=())  # surrogates, controls, unassigned included
+NASTY = st.sampled_from(['"', "'", "(", ")", "{", "}", "[", "]", "*", "^", ":", "-", "+", "\\",
+                         "\x00", "\x1b", "\ud800", "\udfff", " AND ", " OR ", " NOT ", " NEAR ",
+                         "’", "咖啡", "デプロイ", "🚀", "\u200b", "e\u0301", "ﬁ", "Ⅻ"])  # fmt: skip
+
+
+def nested(depth):
+    return "(" * depth + "deploy" + ")" * depth
+
+
+TEXTS = st.one_of(
+    st.text(ANY_CHAR, max_size=200),
+    st.lists(st.one_of(NASTY, st.text(ANY_CHAR, max_size=8)), max_size=40).map("".join),
+    st.integers(0, 3000).map(nested),
+    st.tuples(st.text(ANY_CHAR, min_size=1, max_size=3), st.integers(30_000, 100_000)).map(
+        lambda pair: (pair[0] * pair[1])[:100_000]
+    ),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(TEXTS, st.integers(-5, 40))
+def test_parse_never_raises_and_yields_plain_terms(text, max_terms):
+    terms = query.parse(text, max_terms)
+    assert len(terms.words) + len(terms.grams) <= max(0, max_terms)
+    for word in terms.words:
+        assert re.fullmatch(r"[^\W_]+", word) and word == query.fold(word)
+        assert word not in query.STOPWORDS and len(word) <= query.MAX_TOKEN_CHARS
+    for gram in terms.grams:
+        assert 1 <= len(gram) <= 2 and query._CJK_RUN.fullmatch(gram)
+    expression = query.build(text)
+    assert expression is None or all(p.startswith('"') for p in expression.split(" OR "))
+
+
+@pytest.fixture(scope="module")
+def unicode_store():
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "m.db") as store:
+        store.upsert_many([
+            {"slot": "user", "key": "drink", "value": "我喜欢喝咖啡, Joanna's café"},
+            {"slot": "project", "key": "deploy", "value": "デプロイは金曜日です (deploy on Friday)"},
+            {"slot": "user", "key": "odd", "value": "naïve résumé ﬁle Ⅻ e\u0301 c# c++ 42 Go AI"},
+        ])  # fmt: skip
+        yield store
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(TEXTS)
+def test_search_never_raises(unicode_store, text):
+    hits = unicode_store.query_facts(text, track_access=False, explain=True)
+    assert all(hit.score > 0 and hit.explanation["terms"] for hit in hits)
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("Joanna's hobbies", ["joanna", "hobbies"]),
+        ("What is Caroline’s job?", ["caroline", "job"]),
+        ("Do you know Go or AI?", ["know", "go", "ai"]),
+        ("c# and c++ in 42 days", ["c", "42", "days"]),
+        ("the and of was would could", []),
+        ("deploy deploying deployed Deploys", ["deploy"]),
+        ("Café NAÏVE résumé", ["cafe", "naive", "resume"]),
+        ("key:deploy value:friday NOT x", ["key", "deploy", "value", "friday", "x"]),
+        ("ﬁle Ⅻ", ["file", "xii"]),
+        ("snake_case-word", ["snake", "case", "word"]),
+    ],
+)
+def test_words(text, words):
+    assert query.terms(text) == words
+
+
+def test_cap_keeps_the_first_terms():
+    text = " ".join(f"word{i}" for i in range(40))
+    assert query.terms(text) == [f"word{i}" for i in range(query.MAX_TERMS)]
+    assert query.terms(text, 3) == ["word0", "word1", "word2"]
+    assert query.terms(text, 0) == [] and query.terms(text, -1) == []
+
+
+def test_cjk_runs_become_bigrams():
+    assert query.parse("我喜欢喝咖啡").grams == ("我喜", "喜欢", "欢喝", "喝咖", "咖啡")
+    assert query.parse("茶").grams == ("茶",)
+    terms = query.parse("Python で デプロイ")
+    assert terms.words == ("python",) and terms.grams == ("で", "デプ", "プロ", "ロイ")
+    assert query.parse("커피를").grams == ("커피", "피를")
+
+
+def test_non_text_input():
+    assert not query.parse(None) and not query.parse(b"\x00\xff") and query.terms(42) == ["42"]
+    assert query.terms("Café".encode()) == ["cafe"]
+
+
+def test_cjk_ranges_agree_with_the_migration():
+    path = db.migrations_dir() / "0003_search_indexes.py"
+    spec = importlib.util.spec_from_file_location("m0003", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    glob = re.search(r"\[(.*)\]", module.CJK_TEST).group(1)
+    pairs = re.findall(r"(.)-(.)", glob)
+    assert [(ord(lo), ord(hi)) for lo, hi in pairs] == list(query.CJK_RANGES)
