@@ -67,7 +67,7 @@ def _word_arms(conn, words) -> list[Arm]:
 
 
 def _gram_arms(conn, grams) -> list[Arm]:
-    arms = []
+    arms, facts = [], indexed_rows(conn, CJK) if grams else 0
     for gram in grams:
         upper = gram[:-1] + chr(ord(gram[-1]) + 1)
         rows = conn.execute(
@@ -77,7 +77,8 @@ def _gram_arms(conn, grams) -> list[Arm]:
         ).fetchall()
         if rows:
             match = " OR ".join(sorted(quote(term) for term, _ in rows))
-            arms.append(Arm(gram, CJK, match, sum(doc for _, doc in rows)))
+            df = min(facts, sum(doc for _, doc in rows))  # a fact may hold several expansions
+            arms.append(Arm(gram, CJK, match, df))
     return arms
 
 

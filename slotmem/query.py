@@ -84,20 +84,35 @@ def terms(text, max_terms: int = MAX_TERMS) -> list[str]:
 
 
 def clean(text) -> str:
-    """Text without lone surrogates, NUL, control or format characters; NFKC-normalized."""
+    """Text without lone surrogates, NUL, control or format characters.
+
+    Not NFKC-normalized: the index is not either, so "²" or "ﬁ" must stay what they are."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "ignore")
     elif not isinstance(text, str):
         text = "" if text is None else str(text)
     text = text[:MAX_INPUT_CHARS].encode("utf-8", "ignore").decode("utf-8")
     text = "".join(" " if unicodedata.category(ch)[0] == "C" else ch for ch in text)
-    return unicodedata.normalize("NFKC", text)
+    return text
 
 
 def fold(word: str) -> str:
-    """Lower-case and strip diacritics, as ``unicode61 remove_diacritics 2`` does."""
-    decomposed = unicodedata.normalize("NFKD", word.lower())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    """Case-fold each character on its own (simple folding: "ς" is "σ", "ß" stays) and strip
+    diacritics from Latin letters only, as ``unicode61 remove_diacritics 2`` does."""
+    return "".join(_fold_char(ch) for ch in word)
+
+
+def _fold_char(ch: str) -> str:
+    folded = ch.casefold()
+    folded = folded if len(folded) == 1 else ch.lower()
+    parts = unicodedata.normalize("NFD", folded)
+    if not _is_latin(parts[0]):
+        return folded  # FTS5 strips diacritics from Latin letters only
+    return "".join(c for c in parts if not unicodedata.combining(c))
+
+
+def _is_latin(c: str) -> bool:
+    return "a" <= c <= "z" or "\u00c0" <= c <= "\u024f" or "\u1e00" <= c <= "\u1eff"
 
 
 def _words(text: str, limit: int) -> list[str]:

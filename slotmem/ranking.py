@@ -47,6 +47,7 @@ class Ranking:
     coordination: float = COORDINATION
 
     def idf(self, facts: int, df: int) -> float:
+        df = min(max(df, 0), facts)  # an index that drifted must not make it negative
         return math.log(1 + (facts - df + 0.5) / (df + 0.5)) ** self.idf_power
 
     def factors(self) -> tuple[str, str]:

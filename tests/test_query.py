@@ -9,12 +9,33 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slotmem import Store, db, query
+from slotmem import InvalidInput, Store, db, query
 
 ANY_CHAR = st.characters(exclude_categories=())  # surrogates, controls, unassigned included
 NASTY = st.sampled_from(['"', "'", "(", ")", "{", "}", "[", "]", "*", "^", ":", "-", "+", "\\",
                          "\x00", "\x1b", "\ud800", "\udfff", " AND ", " OR ", " NOT ", " NEAR ",
                          "’", "咖啡", "デプロイ", "🚀", "\u200b", "e\u0301", "ﬁ", "Ⅻ"])  # fmt: skip
+
+
+# Assigned characters of the scripts FTS5's unicode61 tables know (not every Unicode version's).
+SCRIPTS = st.one_of(
+    st.characters(min_codepoint=0x20, max_codepoint=0x24F, exclude_categories=["Cn"]),  # Latin
+    st.characters(
+        min_codepoint=0x370, max_codepoint=0x4FF, exclude_categories=["Cn"]
+    ),  # Greek, Cyrillic
+    st.characters(
+        min_codepoint=0x590, max_codepoint=0x6FF, exclude_categories=["Cn"]
+    ),  # Hebrew, Arabic
+    st.characters(
+        min_codepoint=0x900, max_codepoint=0x97F, exclude_categories=["Cn"]
+    ),  # Devanagari
+    st.characters(
+        min_codepoint=0x2000, max_codepoint=0x206F, exclude_categories=["Cn"]
+    ),  # punctuation
+    st.characters(min_codepoint=0x3040, max_codepoint=0x30FF, exclude_categories=["Cn"]),  # kana
+    st.characters(min_codepoint=0x4E00, max_codepoint=0x4FFF, exclude_categories=["Cn"]),  # CJK
+    st.characters(min_codepoint=0xAC00, max_codepoint=0xAD00, exclude_categories=["Cn"]),  # Hangul
+)
 
 
 def nested(depth):
@@ -52,6 +73,7 @@ def unicode_store():
             {"slot": "user", "key": "drink", "value": "我喜欢喝咖啡, Joanna's café"},
             {"slot": "project", "key": "deploy", "value": "デプロイは金曜日です (deploy on Friday)"},
             {"slot": "user", "key": "odd", "value": "naïve résumé ﬁle Ⅻ e\u0301 c# c++ 42 Go AI"},
+            {"slot": "user", "key": "repeat", "value": "咖啡咖啡店咖啡馆 茶 ❤️ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 İstanbul ß"},
         ])  # fmt: skip
         yield store
 
@@ -65,6 +87,20 @@ def test_search_never_raises(unicode_store, text):
     assert all(hit.score > 0 and hit.explanation["terms"] for hit in hits)
 
 
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.text(SCRIPTS, min_size=1, max_size=60))
+def test_a_stored_text_finds_itself(unicode_store, text):
+    """Arbitrary Unicode stored, then searched: every term the index knows runs through MATCH."""
+    try:
+        unicode_store.upsert("user", f"t{abs(hash(text))}", text)
+    except InvalidInput:
+        return  # control characters, blank, ...: refused at the door, nothing to search
+    hits = unicode_store.query_facts(text, track_access=False, limit=100)
+    assert hits or not query.parse(text)  # the same words as the index saw, so some match
+
+
 @pytest.mark.parametrize(
     "text, words",
     [
@@ -76,7 +112,7 @@ def test_search_never_raises(unicode_store, text):
         ("deploy deploying deployed Deploys", ["deploy"]),
         ("Café NAÏVE résumé", ["cafe", "naive", "resume"]),
         ("key:deploy value:friday NOT x", ["key", "deploy", "value", "friday", "x"]),
-        ("ﬁle Ⅻ", ["file", "xii"]),
+        ("ﬁle Ⅻ ² ΣΊΣΥΦΟΣ", ["ﬁle", "ⅻ", "²", "σίσυφοσ"]),  # as unicode61 folds them
         ("snake_case-word", ["snake", "case", "word"]),
     ],
 )

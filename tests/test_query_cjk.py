@@ -93,6 +93,12 @@ def test_english_facts_stay_out_of_the_trigram_index(store):
     assert query.parse("plain 文本").grams == ("文本",) and keys(store, "plain 文本")
 
 
+def test_a_fact_holding_many_expansions_counts_once(store):
+    store.upsert("user", "a", "咖啡咖啡店咖啡馆")
+    [hit] = store.query_facts("咖啡", explain=True)
+    assert hit.explanation["terms"]["咖啡"]["df"] == 1 and hit.score > 0
+
+
 def test_a_gram_expands_to_at_most_max_expansions(store, monkeypatch):
     monkeypatch.setattr(lexical, "MAX_EXPANSIONS", 3)
     store.upsert_many([{"slot": "user", "key": f"k{i}", "value": f"茶{chr(0x4E00 + i)}"}
