@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 SLOTS = ("user", "project", "agent")
@@ -21,12 +22,16 @@ class Corpus:
 
     def __init__(self, vocab_size: int = 50_000, seed: int = 7):
         self.words = vocabulary(vocab_size, seed)
-        self.weights = [1 / rank for rank in range(1, vocab_size + 1)]
+        weights = (1 / rank for rank in range(1, vocab_size + 1))
+        self.cum_weights = list(itertools.accumulate(weights))  # computed once, not per draw
         self.rng = random.Random(seed)
 
     def sentence(self, low: int = 10, high: int = 30) -> str:
         n = self.rng.randint(low, high)
-        return " ".join(self.rng.choices(self.words, self.weights, k=n)).capitalize() + "."
+        return (
+            " ".join(self.rng.choices(self.words, cum_weights=self.cum_weights, k=n)).capitalize()
+            + "."
+        )
 
     def facts(self, n: int) -> list[dict]:
         return [

@@ -1,0 +1,159 @@
+"""Retrieval on LoCoMo: does query_facts put the turn that answers a question in its top 10?
+
+    python benchmarks/locomo.py [PATH] [--retriever lexical] [--limit 10]
+
+PATH defaults to ../shared/data/locomo/locomo-dev.json next to the repository. Each
+conversation goes into its own fresh Store, through the public API: one fact per dialog turn,
+key = the turn's ``dia_id``, value = ``"speaker: text"`` plus ``" [image: caption]"`` when the
+turn shared an image. Every question of categories 1-4 (multi-hop, temporal, open-domain,
+single-hop) is asked with ``query_facts(..., track_access=False)``; the answer's evidence turns
+are the gold keys. Printed per category and overall:
+
+- R@k: the share of a question's gold turns in the top k, averaged over questions;
+- MRR: 1 / the rank of the first gold turn in the top ``--limit`` (0 when none is), averaged.
+
+Data quirks handled (see the data folder's README.md): questions with empty evidence are
+skipped; evidence strings holding several ids are split on ';' and whitespace; ``D:11:26``
+means ``D11:26`` and ``D30:05`` means ``D30:5``; ids that name no turn are dropped.
+
+A retriever is ``(store, question, k) -> [key, ...]``, best first. Another leg (semantic,
+hybrid) plugs in by adding a function to ``RETRIEVERS``; ``--retriever`` picks it by name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from slotmem import Store
+
+DEFAULT_PATH = (
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
+)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+SLOT = "episodic"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_ID = re.compile(r"D:?(\d+):0*(\d+)")
+
+Retriever = Callable[[Store, str, int], list[str]]
+
+
+@dataclass
+class Question:
+    text: str
+    gold: set[str]
+    category: int
+
+
+@dataclass
+class Conversation:
+    sample_id: str
+    turns: list[tuple[str, str]]  # (dia_id, value)
+    questions: list[Question] = field(default_factory=list)
+
+
+def lexical(store: Store, question: str, k: int) -> list[str]:
+    return [hit.fact.key for hit in store.query_facts(question, limit=k, track_access=False)]
+
+
+RETRIEVERS: dict[str, Retriever] = {"lexical": lexical}
+
+
+# -- the data -------------------------------------------------------------------------------
+def load(path: Path) -> list[Conversation]:
+    return [_conversation(sample) for sample in json.loads(Path(path).read_text())]
+
+
+def _conversation(sample: dict) -> Conversation:
+    talk, turns, n = sample["conversation"], [], 1
+    while f"session_{n}" in talk:
+        turns += [(turn["dia_id"], turn_value(turn)) for turn in talk[f"session_{n}"]]
+        n += 1
+    known = {dia_id for dia_id, _ in turns}
+    conversation = Conversation(sample["sample_id"], turns)
+    for qa in sample["qa"]:
+        gold = evidence(qa.get("evidence") or [], known)
+        if qa.get("category") in CATEGORIES and gold:
+            conversation.questions.append(Question(str(qa["question"]), gold, qa["category"]))
+    return conversation
+
+
+def turn_value(turn: dict) -> str:
+    value = f"{turn['speaker']}: {turn.get('text', '')}"
+    if turn.get("blip_caption"):
+        value += f" [image: {turn['blip_caption']}]"
+    return _CONTROL.sub(" ", value)[:4000]
+
+
+def evidence(items: list, known: set[str]) -> set[str]:
+    """Gold turn ids: split, repaired, and only those naming a turn of the conversation."""
+    ids = set()
+    for item in items:
+        for raw in re.split(r"[;\s]+", str(item)):
+            match = _ID.fullmatch(raw.strip())
+            dia_id = match and f"D{int(match.group(1))}:{int(match.group(2))}"
+            if dia_id in known:
+                ids.add(dia_id)
+    return ids
+
+
+# -- the measurement ------------------------------------------------------------------------
+def scores(ranked: list[str], gold: set[str], limit: int) -> tuple[float, float, float, float]:
+    """(R@1, R@5, R@10, reciprocal rank within the top ``limit``)."""
+    recall = [len(gold & set(ranked[:k])) / len(gold) for k in (1, 5, 10)]
+    rank = next((i for i, key in enumerate(ranked[:limit], 1) if key in gold), None)
+    return (*recall, 1 / rank if rank else 0.0)
+
+
+def evaluate(conversations: list[Conversation], retriever: Retriever, limit: int = 10) -> dict:
+    """{category: [sums of R@1, R@5, R@10, RR], question count} over all conversations."""
+    totals: dict[int, list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for conversation in conversations:
+            with Store(Path(tmp) / f"{conversation.sample_id}.db") as store:
+                store.upsert_many(
+                    {"slot": SLOT, "key": dia_id, "value": value, "source": "locomo"}
+                    for dia_id, value in conversation.turns
+                )
+                for q in conversation.questions:
+                    parts = scores(retriever(store, q.text, limit), q.gold, limit)
+                    row = totals.setdefault(q.category, [0.0] * 5)
+                    row[:4] = [a + b for a, b in zip(row, parts)]
+                    row[4] += 1
+    return totals
+
+
+def report(totals: dict[int, list[float]], seconds: float) -> str:
+    lines = ["| category | questions | R@1 | R@5 | R@10 | MRR |", "|---|---|---|---|---|---|"]
+    overall = [sum(row[i] for row in totals.values()) for i in range(5)]
+    named = [(f"{c} {CATEGORIES[c]}", totals[c]) for c in sorted(totals)]
+    for name, row in [*named, ("**1-4 overall**", overall)]:
+        n = row[4] or 1
+        cells = " | ".join(f"{value / n:.3f}" for value in row[:4])
+        lines.append(f"| {name} | {int(row[4])} | {cells} |")
+    lines.append(f"\n{int(overall[4])} questions in {seconds:.1f} s")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
+    parser.add_argument("--retriever", choices=sorted(RETRIEVERS), default="lexical")
+    parser.add_argument("--limit", type=int, default=10, help="hits asked for (MRR counts these)")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    totals = evaluate(load(args.path), RETRIEVERS[args.retriever], args.limit)
+    print(report(totals, time.perf_counter() - start))
+
+
+if __name__ == "__main__":
+    main()
