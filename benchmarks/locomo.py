@@ -16,8 +16,9 @@ Data quirks handled (see the data folder's README.md): questions with empty evid
 skipped; evidence strings holding several ids are split on ';' and whitespace; ``D:11:26``
 means ``D11:26`` and ``D30:05`` means ``D30:5``; ids that name no turn are dropped.
 
-A retriever is ``(store, question, k) -> [key, ...]``, best first. Another leg (semantic,
-hybrid) plugs in by adding a function to ``RETRIEVERS``; ``--retriever`` picks it by name.
+A retriever is ``(store, question, k) -> [key, ...]``, best first: ``lexical`` is query_facts,
+``plain-or`` the baseline (FTS5's bm25 over an OR-query of the same words). Another leg
+(semantic, hybrid) plugs in by adding a function to ``RETRIEVERS``; ``--retriever`` picks it.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from slotmem import Store
+from slotmem import Store, query
 
 DEFAULT_PATH = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
@@ -65,7 +66,21 @@ def lexical(store: Store, question: str, k: int) -> list[str]:
     return [hit.fact.key for hit in store.query_facts(question, limit=k, track_access=False)]
 
 
-RETRIEVERS: dict[str, Retriever] = {"lexical": lexical}
+def plain_or(store: Store, question: str, k: int) -> list[str]:
+    """The baseline: FTS5's bm25 over an OR-query of the same words, times confidence."""
+    match = query.build(question)
+    if match is None:
+        return []
+    rows = store.conn.execute(
+        "SELECT f.key FROM memory_facts_fts JOIN memory_facts f ON f.seq = memory_facts_fts.rowid "
+        "WHERE memory_facts_fts MATCH ? ORDER BY bm25(memory_facts_fts, 2.0, 1.0) * f.confidence "
+        "LIMIT ?",
+        (match, k),
+    )
+    return [key for (key,) in rows]
+
+
+RETRIEVERS: dict[str, Retriever] = {"lexical": lexical, "plain-or": plain_or}
 
 
 # -- the data -------------------------------------------------------------------------------
