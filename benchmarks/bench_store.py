@@ -34,7 +34,7 @@ from slotmem import Store, lexical, query
 from slotmem.store import UPSERT_SQL
 
 RAW_OR_SQL = """
-    SELECT f.*, -bm25(memory_facts_fts, 2.0, 1.0) * f.confidence AS score
+    SELECT f.*, -bm25(memory_facts_fts, 2.0, 1.0, 0.0) * f.confidence AS score
     FROM memory_facts_fts JOIN memory_facts f ON f.seq = memory_facts_fts.rowid
     WHERE memory_facts_fts MATCH :match ORDER BY score DESC LIMIT 10"""
 RAW_OR_SAMPLE = 20

@@ -73,7 +73,7 @@ def plain_or(store: Store, question: str, k: int) -> list[str]:
         return []
     rows = store.conn.execute(
         "SELECT f.key FROM memory_facts_fts JOIN memory_facts f ON f.seq = memory_facts_fts.rowid "
-        "WHERE memory_facts_fts MATCH ? ORDER BY bm25(memory_facts_fts, 2.0, 1.0) * f.confidence "
+        "WHERE memory_facts_fts MATCH ? ORDER BY bm25(memory_facts_fts, 2.0, 1.0, 0.0) * f.confidence "
         "LIMIT ?",
         (match, k),
     )

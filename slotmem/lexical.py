@@ -116,6 +116,11 @@ def _budget(arms: list[Arm]) -> list[Arm]:
     return [dataclasses.replace(arm, cap=caps[arm.term]) for arm in arms if arm.term in caps]
 
 
+def slot_tag(slot: str) -> str:
+    """The token the word index holds for a fact's slot (migrations/0004_slot_tags.py)."""
+    return quote("slot" + slot.encode().hex() + "x")
+
+
 def indexed_rows(conn, table: str) -> int:
     """Rows in an FTS5 index, from its averages record (O(1); count(*) would scan)."""
     row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .lexical import CJK, Arm, Plan
+from .lexical import CJK, WORDS, Arm, Plan, slot_tag
 
 KEY_WEIGHT = 2.0
 VALUE_WEIGHT = 1.0
@@ -63,7 +63,7 @@ class Ranking:
         params: dict = {}
         slot_test = _slot_test(slots, params)
         arms = " UNION ALL ".join(
-            self._arm(i, arm, plan.facts, slot_test, params) for i, arm in enumerate(plan.arms)
+            self._arm(i, arm, plan.facts, slots, params) for i, arm in enumerate(plan.arms)
         )
         parts = ", group_concat(arm || ':' || coalesce(raw, ''), ' ') AS parts" if explain else ""
         feedback, recency = self.factors()
@@ -79,26 +79,31 @@ class Ranking:
             {"WHERE " + slot_test if slot_test else ""}"""
         return sql, params
 
-    def _arm(self, i: int, arm: Arm, facts: int, slot_test: str, params: dict) -> str:
+    def _arm(self, i: int, arm: Arm, facts: int, slots: list[str] | None, params: dict) -> str:
+        """One term's rows: (seq, arm number, FTS5 bm25 or NULL, the term's part)."""
         params[f"q{i}"], params[f"c{i}"] = arm.match, self.coordination
-        table = arm.table
-        if table == CJK:  # binary: the gram is there or not
+        if arm.table == CJK:  # binary: the gram is there or not
             params[f"w{i}"] = self.idf(facts, arm.df)
-            score, raw = f":w{i} + :c{i}", "NULL"
-        else:  # bm25 with FTS5's idf swapped for ours
+            raw, score, rank = "NULL", f":w{i} + :c{i}", ""
+        else:  # bm25 with FTS5's idf swapped for ours; the slot tag column weighs nothing
             params[f"m{i}"] = self.idf(facts, arm.df) / fts5_idf(facts, arm.df)
-            weights = f"bm25({float(self.key_weight)!r}, {float(self.value_weight)!r})"
-            score, raw = f"-t.rank * :m{i} + :c{i}", "t.rank"
-        where = f"t.{table} MATCH :q{i}" + (
-            f" AND t.rank MATCH '{weights}'" if raw != "NULL" else ""
-        )
-        if arm.cap is None:
-            return f"SELECT t.rowid, {i}, {raw}, {score} FROM {table} t WHERE {where}"
-        params[f"cap{i}"] = arm.cap  # newest postings only; the slot test must come first
-        join = f"CROSS JOIN memory_facts f ON f.seq = t.rowid AND {slot_test}" if slot_test else ""
+            weights = f"{float(self.key_weight)!r}, {float(self.value_weight)!r}, 0.0"
+            raw, score, rank = (
+                "t.rank",
+                f"-t.rank * :m{i} + :c{i}",
+                f" AND t.rank MATCH 'bm25({weights})'",
+            )
+        select = f"SELECT t.rowid, {i}, {raw}, {score} FROM {arm.table} t"
+        if arm.cap is None:  # the slot filter comes after, on the joined fact
+            return f"{select} WHERE t.{arm.table} MATCH :q{i}{rank}"
+        params[f"cap{i}"] = arm.cap  # only the newest postings, of the asked slots
+        if slots and arm.table == WORDS:  # FTS5 skips through the slot's own postings
+            params[f"q{i}"] = f"({arm.match}) AND ({' OR '.join(map(slot_tag, slots))})"
+        elif slots:
+            select += " CROSS JOIN memory_facts f ON f.seq = t.rowid AND " + _slot_test(slots, {})
         return (
-            f"SELECT * FROM (SELECT t.rowid, {i}, {raw}, {score} FROM {table} t {join} "
-            f"WHERE {where} ORDER BY t.rowid DESC LIMIT :cap{i})"
+            f"SELECT * FROM ({select} WHERE t.{arm.table} MATCH :q{i}{rank} "
+            f"ORDER BY t.rowid DESC LIMIT :cap{i})"
         )
 
 

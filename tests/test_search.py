@@ -212,3 +212,21 @@ def test_indexed_rows_reads_the_averages_record(store):
     store.delete("user", "k7")
     assert lexical.indexed_rows(store.conn, lexical.WORDS) == 299
     assert lexical._varint(bytes([0xBD, 0x84, 0x40])) == 1_000_000
+
+
+def test_budgeted_search_of_a_small_slot_skips_other_slots(store, small_limits):
+    store.upsert_many([{"slot": "team.x-1", "key": f"t{i}", "value": f"build note {i}"}
+                       for i in range(3)])  # fmt: skip
+    store.upsert_many([{"slot": "episodic", "key": f"e{i}", "value": f"build note {i}"}
+                       for i in range(60)])  # fmt: skip
+    hits = store.query_facts("build", slots=["team.x-1"], limit=50, explain=True)
+    assert sorted(h.fact.key for h in hits) == ["t0", "t1", "t2"]
+    assert hits[0].explanation["terms"]["build"]["scored_newest"] == 12  # the capped path ran
+    assert lexical.slot_tag("team.x-1") == '"slot7465616d2e782d31x"'
+
+
+def test_the_index_follows_a_change_of_slot(store, small_limits):
+    store.upsert_many([{"slot": "episodic", "key": f"e{i}", "value": "build note"} for i in range(30)])
+    store.conn.execute("UPDATE memory_facts SET slot = 'project' WHERE key = 'e0'")
+    assert fts_integrity_error(store) is None
+    assert [h.fact.key for h in store.query_facts("build", slots=["project"])] == ["e0"]
