@@ -1,11 +1,13 @@
 """slotmem against raw SQL on synthetic facts: load rate, file size, query latency.
 
     python benchmarks/bench_store.py [--sizes 10000,100000] [--queries 200] [--no-raw-load]
-    python benchmarks/bench_store.py --sizes 1000000      # about 6 minutes
+    python benchmarks/bench_store.py --sizes 1000000      # about 10 minutes
 
 Load: Store.upsert_many (validation, history, ids) vs executemany of the same UPSERT statement
 into an identical fresh schema. Size: the file's bytes per fact after a WAL checkpoint.
-Queries (common: 5 of the 50 most frequent words; rare: 3 words of rank 5,000 or more):
+Queries (common: 5 of the 50 most frequent words; rare: 3 words of rank 5,000 or more), over
+all slots, then common ones filtered to a slot of a third of the facts (@user) and to one of the
+oldest 0.1% (@pinned: a user's preferences in a big episodic memory):
 - raw OR: the naive statement, every term OR-ed in one MATCH, bm25 × confidence, ORDER BY,
   LIMIT 10, run raw (the baseline: bm25 scores every posting of every common word; timed on
   the first 20 queries only);
@@ -38,8 +40,14 @@ RAW_OR_SQL = """
     FROM memory_facts_fts JOIN memory_facts f ON f.seq = memory_facts_fts.rowid
     WHERE memory_facts_fts MATCH :match ORDER BY score DESC LIMIT 10"""
 RAW_OR_SAMPLE = 20
+KINDS = [  # (label, Corpus method, slots)
+    ("common", "common_query", None),
+    ("rare", "rare_query", None),
+    ("common @user", "common_query", ["user"]),  # a slot holding a third of the facts
+    ("common @pinned", "common_query", ["pinned"]),  # the oldest 0.1% of the facts
+]
 HEADER = (
-    f"{'facts':>9} | {'bytes/fact':>10} | {'query':>6} | {'raw OR p50/p95':>15} | "
+    f"{'facts':>9} | {'bytes/fact':>10} | {'query':>13} | {'raw OR p50/p95':>15} | "
     f"{'raw plan p50/p95':>16} | {'query_facts p50/p95':>19} | {'+track p50':>10}"
 )
 
@@ -94,24 +102,30 @@ def timed(call, *args, **options) -> float:
     return time.perf_counter() - start
 
 
-def time_queries(store: Store, texts: list[str]) -> dict[str, tuple[float, float]]:
+def time_queries(store: Store, texts: list[str], slots) -> dict[str, tuple[float, float]]:
     conn, timings = store.conn, {"raw OR": [], "raw plan": [], "query_facts": [], "+track": []}
+    raw_or = RAW_OR_SQL.replace("ORDER BY", "AND f.slot = :slot ORDER BY") if slots else RAW_OR_SQL
     for text in texts[:RAW_OR_SAMPLE]:  # seconds each at 1M facts: a sample is enough
-        timings["raw OR"].append(timed(conn.execute, RAW_OR_SQL, {"match": query.build(text)}))
+        params = {"match": query.build(text), "slot": slots and slots[0]}
+        timings["raw OR"].append(timed(conn.execute, raw_or, params))
     for text in texts:
         plan = lexical.plan(conn, query.parse(text))
         if plan:  # no arms: no term occurs, nothing to run
-            sql, params = store.ranking.sql(plan, None)
+            sql, params = store.ranking.sql(plan, slots)
             sql = f"SELECT * FROM ({sql}) ORDER BY score DESC, seq DESC LIMIT 10"
             timings["raw plan"].append(timed(conn.execute, sql, params))
-        timings["query_facts"].append(timed(store.query_facts, text, track_access=False))
-        timings["+track"].append(timed(store.query_facts, text))
+        timings["query_facts"].append(
+            timed(store.query_facts, text, slots=slots, track_access=False)
+        )
+        timings["+track"].append(timed(store.query_facts, text, slots=slots))
     return {name: percentiles(values) for name, values in timings.items()}
 
 
 def bench_size(size: int, queries: int, raw_load: bool) -> None:
     corpus = Corpus()
     items = corpus.facts(size)
+    for item in items[: max(10, size // 1000)]:  # the oldest 0.1%: a small slot in a big file
+        item["slot"] = "pinned"
     chars = sum(len(item["value"]) for item in items) / size
     with tempfile.TemporaryDirectory() as tmp:
         raw_rate = load_raw(Path(tmp) / "raw.db", items) if raw_load else float("nan")
@@ -119,11 +133,11 @@ def bench_size(size: int, queries: int, raw_load: bool) -> None:
         per_fact = store.path.stat().st_size / size
         print(f"# {size:,} facts, values of {chars:.0f} characters on average: upsert_many "
               f"{rate:,.0f}/s, raw executemany {raw_rate:,.0f}/s", flush=True)  # fmt: skip
-        for kind, make in (("common", corpus.common_query), ("rare", corpus.rare_query)):
-            t = time_queries(store, [make() for _ in range(queries)])
+        for kind, make, slots in KINDS:
+            t = time_queries(store, [getattr(corpus, make)() for _ in range(queries)], slots)
             cells = [f"{t[name][0]:>7.2f}/{t[name][1]:<7.2f}" for name in ("raw OR", "raw plan")]
             qf = f"{t['query_facts'][0]:>9.2f}/{t['query_facts'][1]:<9.2f}"
-            print(f"{size:>9} | {per_fact:>10.0f} | {kind:>6} | {cells[0]:>15} | {cells[1]:>16} | "
+            print(f"{size:>9} | {per_fact:>10.0f} | {kind:>13} | {cells[0]:>15} | {cells[1]:>16} | "
                   f"{qf:>19} | {t['+track'][0]:>10.2f}", flush=True)  # fmt: skip
         store.close()
 

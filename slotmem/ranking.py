@@ -94,17 +94,15 @@ class Ranking:
                 f" AND t.rank MATCH 'bm25({weights})'",
             )
         select = f"SELECT t.rowid, {i}, {raw}, {score} FROM {arm.table} t"
-        if arm.cap is None:  # the slot filter comes after, on the joined fact
-            return f"{select} WHERE t.{arm.table} MATCH :q{i}{rank}"
-        params[f"cap{i}"] = arm.cap  # only the newest postings, of the asked slots
-        if slots and arm.table == WORDS:  # FTS5 skips through the slot's own postings
+        where = f" WHERE t.{arm.table} MATCH :q{i}{rank}"
+        if slots and arm.cap is not None and arm.table == WORDS:  # FTS5 skips to the slots' own
             params[f"q{i}"] = f"({arm.match}) AND ({' OR '.join(map(slot_tag, slots))})"
-        elif slots:
+        elif slots:  # the slot test before bm25 runs: bm25 costs more than the join
             select += " CROSS JOIN memory_facts f ON f.seq = t.rowid AND " + _slot_test(slots, {})
-        return (
-            f"SELECT * FROM ({select} WHERE t.{arm.table} MATCH :q{i}{rank} "
-            f"ORDER BY t.rowid DESC LIMIT :cap{i})"
-        )
+        if arm.cap is None:
+            return select + where
+        params[f"cap{i}"] = arm.cap  # only the newest postings (of the asked slots)
+        return f"SELECT * FROM ({select}{where} ORDER BY t.rowid DESC LIMIT :cap{i})"
 
 
 def fts5_idf(facts: int, df: int) -> float:
