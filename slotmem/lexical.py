@@ -2,10 +2,11 @@
 
 A term's document frequency (df) decides three things. A term no fact contains is dropped (it
 cannot match). A very common term (in more than 5% of the facts, and more than 1,000 of them)
-is dropped when at least ``FLOOR`` rarer terms remain: it says little and costs a scan of its
-postings. And the postings scored per search stay within ``POSTINGS_BUDGET``: terms are taken
-rarest first, and a term beyond the budget only has its newest postings scored (``cap``), so a
-search made only of common words still answers, in bounded time.
+is dropped, unless fewer than ``FLOOR`` terms would remain (then the ``FLOOR`` rarest stay): it
+says little and costs a scan of its postings. And the postings scored per search stay within
+``POSTINGS_BUDGET``: terms are taken rarest first, and a term beyond the budget only has its
+newest postings scored (``cap``), so a search made only of common words still answers, in
+bounded time.
 
 Word terms are looked up by their porter stem (what the index stores); a CJK bigram is looked
 up as the prefix of the trigrams that start with it (the trigram index pads each text with two
