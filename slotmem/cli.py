@@ -145,9 +145,10 @@ def list_(slot, limit, order, fmt, database):
 @click.option("--min-score", type=float, help="Drop hits scoring below this")
 @click.option("--explain", is_flag=True, help="Show the parts of each hit's score")
 @click.option("--no-track", is_flag=True, help="Do not count this search as an access")
+@click.option("--lexical", is_flag=True, help="Full-text leg only, even when semantic is on")
 @format_options
 @database_option
-def search(text, slots, limit, min_score, explain, no_track, fmt, database):
+def search(text, slots, limit, min_score, explain, no_track, lexical, fmt, database):
     """Search facts for TEXT, best first.
 
     \b
@@ -155,7 +156,7 @@ def search(text, slots, limit, min_score, explain, no_track, fmt, database):
     """
     hits = open_store(database).query_facts(
         text, slots=list(slots) or None, limit=limit, min_score=min_score,
-        track_access=not no_track, explain=explain,
+        track_access=not no_track, explain=explain, semantic=not lexical,
     )  # fmt: skip
     rows = [hit.to_dict() for hit in hits]
     columns = None
@@ -349,6 +350,39 @@ def demo(database):
         click.echo(build_context(store, message, track_access=False) or "(no relevant facts)")
         click.echo()
     click.echo(f"Try: slotmem search -d {database} \"deploy on Friday\" --explain")
+
+
+@cli.command()
+@click.option("-m", "--model", help="llm embedding model id  [default: the file's, else wordllama-256]")
+@click.option("--batch-size", type=click.IntRange(1, 4096), default=256, show_default=True)
+@database_option
+def reindex(model, batch_size, database):
+    """Turn on semantic search, or bring its vectors up to date.
+
+    Embeds every fact whose vector is missing or stale, in batches, with a progress bar;
+    unchanged facts are skipped. A different --model re-embeds everything: the file never
+    mixes two models' vectors, and full-text search keeps serving meanwhile. Needs
+    pip install 'slotmem[semantic]'.
+    """
+    store = open_store(database)
+    bar = None
+
+    def start(total):
+        nonlocal bar
+        bar = click.progressbar(length=total, label="Embedding facts", file=sys.stderr)
+        bar.__enter__()
+
+    try:
+        report = store.semantic.reindex(model, batch_size=batch_size, total=start,
+                                        progress=lambda n: bar.update(n))  # fmt: skip
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    note = " (model switched: every fact re-embedded)" if report["switched"] else ""
+    click.echo(f"{report['embedded']} facts embedded with {report['model']} "
+               f"({report['dimensions']} dimensions){note}")  # fmt: skip
+    if report["unusable"]:
+        click.echo(f"{report['unusable']} facts gave no usable vector: they are found by full-text search only")
 
 
 @cli.command()

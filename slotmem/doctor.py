@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from . import db
 
+FTS_TABLES = ("memory_facts_fts", "memory_facts_cjk")  # words; CJK trigrams
+
 
 def fts_in_sync(conn) -> tuple[bool, str]:
-    """FTS5's integrity-check with rank 1 compares the index with the content table."""
-    try:
-        conn.execute(
-            "INSERT INTO memory_facts_fts (memory_facts_fts, rank) VALUES ('integrity-check', 1)"
-        )
-    except db.driver.DatabaseError as e:
-        return False, str(e)
+    """FTS5's integrity-check with rank 1 compares each index with its content."""
+    for table in FTS_TABLES:
+        try:
+            conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
+        except db.driver.DatabaseError as e:
+            return False, f"{table}: {e}"
     return True, "ok"
 
 
@@ -27,6 +28,15 @@ def check(store) -> list[dict]:
     results.append(_row("full-text index in sync", ok, detail, "slotmem doctor --repair"))
     pending = [m for m in db.migration_names() if m not in db.applied_migrations(conn)]
     results.append(_row("schema up to date", not pending, ", ".join(pending) or "ok", "slotmem migrate"))
+    semantic = store.semantic.status()
+    if semantic["enabled"]:
+        fresh = semantic["active"] and not semantic["stale"]
+        detail = semantic["reason"] or (f"{semantic['model']}, {semantic['embedded']} vectors, "
+                                         f"{semantic['stale']} missing or stale")  # fmt: skip
+        results.append(_row("semantic search", fresh, detail, "slotmem reindex"))
+    else:
+        results.append(_row("semantic search", True, "off (full-text only): " + (
+            store._connections.vec_error() or "enable it with 'slotmem reindex'"), ""))  # fmt: skip
     mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
     results.append(_row("WAL journal", mode == "wal", mode, "open the file with slotmem once"))
     return results
@@ -35,8 +45,9 @@ def check(store) -> list[dict]:
 def repair(store) -> list[str]:
     """Rebuild what is derived (the FTS index) from what is true (memory_facts)."""
     with store.transaction():
-        store.conn.execute("INSERT INTO memory_facts_fts (memory_facts_fts) VALUES ('rebuild')")
-    return ["rebuilt the full-text index from memory_facts"]
+        for table in FTS_TABLES:
+            store.conn.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+    return ["rebuilt the full-text indexes from memory_facts"]
 
 
 def _row(name, ok, detail, fix) -> dict:

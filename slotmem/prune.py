@@ -34,5 +34,6 @@ def prune_slot(store, slot: str, cap: int, min_age_days: float, min_access_count
     if not dry_run:
         for row in rows:
             store._archive(row["seq"], "prune", now, "prune")
+        store.semantic.forget([row["seq"] for row in rows])
         conn.executemany("DELETE FROM memory_facts WHERE seq = ?", [(row["seq"],) for row in rows])
     return report

@@ -12,14 +12,19 @@ import hashlib
 import logging
 from collections.abc import Callable, Iterable
 
-from . import embedders
-from .errors import InvalidInput, SlotmemError
+from .errors import SlotmemError
 
 log = logging.getLogger("slotmem")
 
 VEC_TABLE = "memory_vec"
 MAX_K = 4096  # sqlite-vec's limit on k
 BATCH_SIZE = 256
+
+
+def _embedders():
+    from . import embedders  # imports llm: only when the semantic leg is used
+
+    return embedders
 
 
 def content_hash(text: str) -> str:
@@ -71,9 +76,9 @@ class Semantic:
         return None
 
     def model(self, model_id: str | None = None):
-        model_id = model_id or self.model_id() or embedders.DEFAULT_MODEL
+        model_id = model_id or self.model_id() or _embedders().DEFAULT_MODEL
         if model_id not in self._models:
-            self._models[model_id] = embedders.resolve(model_id)
+            self._models[model_id] = _embedders().resolve(model_id)
         return self._models[model_id]
 
     # -- building the index -----------------------------------------------------------------
@@ -85,22 +90,22 @@ class Semantic:
         if error:
             raise SlotmemError(f"cannot build the vector index: {error}")
         current = self.model_id()
-        model_id = model_id or current or embedders.DEFAULT_MODEL
+        model_id = model_id or current or _embedders().DEFAULT_MODEL
         model = self.model(model_id)
         dimensions = self._probe(model)
         switching = (model_id, dimensions) != (current, self.dimensions())
         with self.store.transaction():
             self._set("embedding_model", model_id)
             self._set("embedding_dimensions", dimensions)
-            if switching or not self.has_index():
-                self._create_index(dimensions)
+            if switching or not self.has_index() or self._drifted():
+                self._create_index(dimensions)  # derived: rebuilt from memory_embeddings
         todo = self._stale(model_id)
         if total:
             total(len(todo))
         done = unusable = 0
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
-            blobs = embedders.embed(model, [value for _, _, value in batch])
+            blobs = _embedders().embed(model, [value for _, _, value in batch])
             with self.store.transaction():
                 if self.model_id() != model_id:
                     raise SlotmemError("another process switched the embedding model; run reindex again")
@@ -116,7 +121,7 @@ class Semantic:
                 "embedded": done, "unusable": unusable}  # fmt: skip
 
     def _probe(self, model) -> int:
-        [blob] = embedders.embed(model, ["dimension probe"])
+        [blob] = _embedders().embed(model, ["dimension probe"])
         if blob is None:
             raise SlotmemError(f"embedding model {model.model_id!r} returned an unusable vector")
         return len(blob) // 4
@@ -135,6 +140,15 @@ class Semantic:
                 WHERE e.model = ? AND e.dimensions = ? AND length(e.embedding) > 0""",
             (self.model_id(), dimensions),
         )
+
+    def _drifted(self) -> bool:
+        """Did a process without sqlite-vec delete facts whose vectors the index still holds?"""
+        indexed = self.conn.execute(f"SELECT count(*) FROM {VEC_TABLE}").fetchone()[0]
+        stored = self.conn.execute(
+            "SELECT count(*) FROM memory_embeddings WHERE model = ? AND length(embedding) > 0",
+            (self.model_id(),),
+        ).fetchone()[0]
+        return indexed != stored
 
     def _stale(self, model_id: str) -> list[tuple[int, str, str]]:
         rows = self.conn.execute(
@@ -155,7 +169,7 @@ class Semantic:
         if not values or self.off_reason() is not None:
             return None
         try:
-            blobs = embedders.embed(self.model(), values)
+            blobs = _embedders().embed(self.model(), values)
         except SlotmemError as e:
             log.warning("facts written without embeddings (%s); run 'slotmem reindex'", e)
             return None
@@ -189,7 +203,7 @@ class Semantic:
         text = " ".join(str(text).split())[:4000]
         if not text:
             return None
-        [blob] = embedders.embed(self.model(), [text])
+        [blob] = _embedders().embed(self.model(), [text])
         return blob
 
     def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]:
@@ -242,9 +256,3 @@ class Semantic:
             "stale": len(self._stale(model_id)) if model_id else 0,
             "index_rows": vec_rows,
         }
-
-
-def check_model_id(model_id: str) -> str:
-    if not isinstance(model_id, str) or not model_id.strip():
-        raise InvalidInput("give an embedding model id, e.g. 'wordllama-256'")
-    return model_id.strip()

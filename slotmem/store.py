@@ -13,7 +13,9 @@ from . import db, lexical, query, validation
 from .errors import InvalidInput
 from .models import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
 from .prune import prune_slot
-from .ranking import Ranking, explain
+from .ranking import Ranking
+from .ranking import explain as explain_lexical
+from .semantic import Semantic, content_hash
 
 UPSERT_SQL = """
 INSERT INTO memory_facts
@@ -61,6 +63,7 @@ class Store:
         self.ranking = ranking or Ranking()
         self._connections = db.Connections(self.path)
         self.migrated = db.migrate(self._connections.get(), self.path)
+        self.semantic = Semantic(self)
 
     # -- plumbing ---------------------------------------------------------------------------
     @property
@@ -95,8 +98,11 @@ class Store:
     ) -> UpsertResult:
         """Create or update the fact (slot, key). An overwritten value goes to history."""
         item = _validated(slot, key, value, confidence, source)
+        vectors = self.semantic.prepare([item[2]])  # before the write lock: models can be slow
         with self.transaction():
-            return self._write(item, self.clock())
+            result = self._write(item, self.clock())
+            self._embed([result], vectors)
+        return result
 
     def upsert_many(self, items: Iterable[Mapping]) -> list[UpsertResult]:
         """Upsert many facts in one transaction; one invalid item rejects the whole batch."""
@@ -115,8 +121,29 @@ class Store:
             except InvalidInput as e:
                 raise InvalidInput(f"item {number}: {e}") from None
         now = self.clock()
+        vectors = self.semantic.prepare([item[2] for item in checked])
         with self.transaction():
-            return self._write_all(checked, now)
+            results = self._write_all(checked, now)
+            self._embed(results, vectors)
+        return results
+
+    def _embed(self, results: list[UpsertResult], vectors) -> None:
+        """Inside the write transaction: the new values' vectors (from semantic.prepare)."""
+        if vectors is None:
+            return
+        model_id, dimensions, blobs = vectors
+        changed = {r.fact.id: (r.fact, blob) for r, blob in zip(results, blobs) if r.action != "unchanged"}
+        if not changed:
+            return
+        ids = list(changed)
+        rows = []
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            sql = f"SELECT id, seq FROM memory_facts WHERE id IN ({', '.join('?' * len(part))})"
+            for fact_id, seq in self.conn.execute(sql, part):
+                fact, blob = changed[fact_id]
+                rows.append((seq, fact.slot, content_hash(fact.value), blob))
+        self.semantic.write(rows, model_id, dimensions)
 
     def _write_all(self, items: list[tuple], now: int) -> list[UpsertResult]:
         """New keys go in with one executemany; keys that exist (or repeat) take _write's path."""
@@ -180,6 +207,7 @@ class Store:
             if row is None:
                 return False
             self._archive(row["seq"], "delete", self.clock(), source)
+            self.semantic.forget([row["seq"]])
             self.conn.execute("DELETE FROM memory_facts WHERE seq = ?", (row["seq"],))
         return True
 
@@ -243,21 +271,34 @@ class Store:
         min_score: float | None = None,
         track_access: bool = True,
         explain: bool = False,
+        semantic: bool = True,
     ) -> list[Hit]:
-        """Facts matching ``text``, best first. Never raises on any text; bumps access stats."""
+        """Facts matching ``text``, best first. Never raises on any text; bumps access stats.
+
+        When the file has semantic search on (``slotmem reindex``) and this process can load
+        sqlite-vec, the lexical and semantic legs are fused (``semantic=False``: lexical only).
+        """
         slots = validation.slots(slots)
         limit = validation.positive_int(limit, "limit", allow_zero=False)
+        if slots == []:
+            return []
         terms = query.parse(text)
-        if not terms or slots == []:
+        plan = lexical.plan(self.conn, terms) if terms else None
+        hybrid_on = semantic and self.semantic.off_reason() is None
+        if hybrid_on and str(text).strip():
+            from . import fusion, hybrid
+
+            rows = self._search(plan, slots, fusion.DEPTH, None, explain) if plan else []
+            hits = hybrid.search(self, text, rows, lambda row: explain_lexical(row, plan, self.ranking),
+                                 slots, limit, min_score, explain)  # fmt: skip
+        elif plan:
+            rows = self._search(plan, slots, limit, min_score, explain)
+            hits = [_hit(row, plan, self.ranking, explain) for row in rows]
+        else:
             return []
-        plan = lexical.plan(self.conn, terms)
-        if not plan:
-            return []
-        rows = self._search(plan, slots, limit, min_score, explain)
         now = self.clock()
-        hits = [_hit(row, plan, self.ranking, explain) for row in rows]
         if track_access and hits:
-            self._touch([row["seq"] for row in rows], now)
+            self._touch([hit.fact.id for hit in hits], now)
             hits = [
                 dataclasses.replace(hit, fact=dataclasses.replace(
                     hit.fact, access_count=hit.fact.access_count + 1, last_accessed=now))
@@ -276,13 +317,13 @@ class Store:
         sql = f"SELECT * FROM ({sql}) {score_filter} ORDER BY score DESC, seq DESC LIMIT :limit"
         return self.conn.execute(sql, params).fetchall()
 
-    def _touch(self, seqs: list[int], now: int) -> None:
-        marks = ", ".join("?" * len(seqs))
+    def _touch(self, ids: list[str], now: int) -> None:
+        marks = ", ".join("?" * len(ids))
         with self.transaction():
             self.conn.execute(
                 "UPDATE memory_facts SET access_count = access_count + 1, last_accessed = ? "
-                f"WHERE seq IN ({marks})",
-                [now, *seqs],
+                f"WHERE id IN ({marks})",
+                [now, *ids],
             )
 
     # -- the flusher ------------------------------------------------------------------------
@@ -368,6 +409,7 @@ class Store:
             "migrations": db.applied_migrations(conn),
             "sqlite_version": db.driver.sqlite_version,
             "driver": db.driver.__name__,
+            "semantic": self.semantic.off_reason() or f"on ({self.semantic.model_id()})",
         }
 
 
@@ -388,5 +430,5 @@ def _non_negative(number, what: str) -> float:
 
 
 def _hit(row, plan, ranking: Ranking, with_explanation: bool) -> Hit:
-    parts = explain(row, plan, ranking) if with_explanation else None
+    parts = explain_lexical(row, plan, ranking) if with_explanation else None
     return Hit(Fact.from_row(row), row["score"], parts)

@@ -3,8 +3,7 @@ import json
 import llm
 import pytest
 
-from slotmem import InvalidInput, Store
-from slotmem import llm_plugin
+from slotmem import InvalidInput, Store, llm_plugin
 from slotmem.llm_plugin import Slotmem
 
 

@@ -1,0 +1,224 @@
+"""The semantic leg: sqlite-vec present and absent, model changes, bad vectors, consistency."""
+
+import hashlib
+import os
+import subprocess
+import sys
+
+import llm
+import pytest
+
+from slotmem import ModelError, Store
+from slotmem.embedders import to_blob
+from slotmem.semantic import VEC_TABLE
+
+# Deterministic fake embeddings: words hashed into buckets, with a few synonyms folded together
+# so that meaning-level matches exist without a real model.
+SYNONYMS = {"ship": "deploy", "release": "deploy", "friday": "fridays", "beverage": "tea",
+            "drink": "tea", "zero": None}  # fmt: skip
+
+
+class FakeEmbeddings(llm.EmbeddingModel):
+    def __init__(self, model_id="fake-64", dimensions=64, fail=False):
+        self.model_id, self.dimensions, self.fail = model_id, dimensions, fail
+
+    def embed_batch(self, items):
+        if self.fail:
+            raise RuntimeError("embedding service unreachable")
+        for text in items:
+            vector = [0.0] * self.dimensions
+            for word in text.lower().replace("?", " ").replace(".", " ").split():
+                word = SYNONYMS.get(word, word)
+                if word is None:  # "zero" texts embed to nothing at all
+                    return_zero = True
+                    break
+                bucket = int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dimensions
+                vector[bucket] += 1.0
+            else:
+                return_zero = False
+            yield [0.0] * self.dimensions if return_zero else vector
+
+
+class Plugin:
+    models = (FakeEmbeddings(), FakeEmbeddings("fake-32", 32), FakeEmbeddings("broken", fail=True))
+
+    @llm.hookimpl
+    def register_embedding_models(self, register):
+        for model in self.models:
+            register(model)
+
+
+@pytest.fixture(autouse=True)
+def fake_models():
+    plugin = Plugin()
+    llm.pm.register(plugin, name="fake-embeddings")
+    yield
+    llm.pm.unregister(name="fake-embeddings")
+
+
+@pytest.fixture
+def mem(store):
+    store.upsert("project", "deploy.schedule", "We deploy on Fridays after the standup.")
+    store.upsert("project", "stack", "Python with FastAPI and PostgreSQL.")
+    store.upsert("user", "drinks", "The user prefers green tea in the afternoon.")
+    store.semantic.reindex("fake-64")
+    return store
+
+
+def consistent(store):
+    status = store.semantic.status()
+    assert status["index_rows"] == status["embedded"], status
+    return status
+
+
+def test_hybrid_finds_a_paraphrase_lexical_cannot(mem):
+    assert mem.query_facts("When do we ship?", semantic=False) == []
+    hits = mem.query_facts("When do we ship?", explain=True)
+    assert hits[0].fact.key == "deploy.schedule"
+    parts = hits[0].explanation
+    assert parts["semantic_rank"] == 1 and parts["lexical_rank"] is None and parts["distance"] < 1
+    assert hits[0].fact.access_count == 1
+
+
+def test_hybrid_keeps_lexical_hits_and_slot_filter(mem):
+    hits = mem.query_facts("PostgreSQL", explain=True)
+    assert hits[0].fact.key == "stack" and hits[0].explanation["lexical_rank"] == 1
+    assert {h.fact.slot for h in mem.query_facts("what do I drink?", slots=["user"])} == {"user"}
+    assert mem.query_facts("ship", slots=["user"]) == [] or all(
+        h.fact.slot == "user" for h in mem.query_facts("ship", slots=["user"]))  # fmt: skip
+
+
+def test_updates_and_deletes_keep_the_index_consistent(mem, clock):
+    status = consistent(mem)
+    assert (status["model"], status["dimensions"], status["stale"], status["embedded"]) == ("fake-64", 64, 0, 3)
+    mem.upsert("project", "deploy.schedule", "We release on Mondays now.")
+    assert consistent(mem)["stale"] == 0
+    assert mem.query_facts("ship", explain=True)[0].fact.value == "We release on Mondays now."
+    mem.delete("user", "drinks")
+    assert consistent(mem)["embedded"] == 2
+    mem.upsert_many([{"slot": "agent", "key": f"lesson{i}", "value": f"lesson number {i}"} for i in range(5)])
+    assert consistent(mem)["embedded"] == 7
+    clock.advance(days=1)
+    mem.prune_slot("agent", cap=0, min_age_days=0, min_access_count=1)
+    assert consistent(mem)["embedded"] == 2
+    vec_rows = {seq for (seq,) in mem.conn.execute(f"SELECT fact_seq FROM {VEC_TABLE}")}
+    assert vec_rows == {seq for (seq,) in mem.conn.execute("SELECT seq FROM memory_facts")}
+
+
+def test_model_change_is_refused_until_reindex(mem):
+    assert mem.semantic.model_id() == "fake-64"
+    mem.upsert("user", "city", "Lives in Malmö")  # written with the file's model, not another
+    assert {m for (m,) in mem.conn.execute("SELECT DISTINCT model FROM memory_embeddings")} == {"fake-64"}
+    report = mem.semantic.reindex("fake-32")
+    assert report["switched"] and report["embedded"] == 4 and report["dimensions"] == 32
+    rows = mem.conn.execute("SELECT DISTINCT model, dimensions FROM memory_embeddings").fetchall()
+    assert [tuple(r) for r in rows] == [("fake-32", 32)]
+    consistent(mem)
+    assert mem.query_facts("When do we ship?")[0].fact.key == "deploy.schedule"
+    assert mem.semantic.reindex()["embedded"] == 0  # nothing stale: nothing re-embedded
+
+
+def test_zero_and_nan_vectors_are_never_indexed(mem):
+    assert to_blob([0.0, 0.0]) is None
+    assert to_blob([float("nan"), 1.0]) is None
+    assert to_blob([float("inf"), 1.0]) is None
+    assert len(to_blob([3.0, 4.0])) == 8
+    mem.upsert("user", "void", "zero")
+    status = consistent(mem)
+    assert status["unusable"] == 1 and status["stale"] == 0
+    assert [h.fact.key for h in mem.query_facts("zero", semantic=False)] == ["void"]
+    assert "void" in {h.fact.key for h in mem.query_facts("zero")}
+
+
+def test_failing_model_writes_the_fact_and_reindex_catches_up(mem, caplog):
+    mem.conn.execute("UPDATE memory_settings SET value = 'broken' WHERE name = 'embedding_model'")
+    mem.semantic._models.clear()
+    result = mem.upsert("user", "pet", "A cat named Miso")
+    assert result.action == "created" and "reindex" in caplog.text
+    assert mem.semantic.status()["stale"] >= 1
+    with pytest.raises(ModelError, match="broken.*unreachable"):
+        mem.semantic.reindex()
+    assert mem.get("user", "pet").value == "A cat named Miso"
+    mem.semantic.reindex("fake-64")
+    assert consistent(mem)["stale"] == 0
+
+
+def test_unknown_model_is_a_clear_error(store):
+    with pytest.raises(ModelError, match="unknown embedding model 'nope'"):
+        store.semantic.reindex("nope")
+    assert store.semantic.model_id() is None
+
+
+def test_doctor_reports_the_semantic_state(mem):
+    from slotmem import doctor
+
+    row = {r["check"]: r for r in doctor.check(mem)}["semantic search"]
+    assert row["ok"] and "fake-64, 3 vectors, 0 missing or stale" in row["detail"]
+    mem.conn.execute("DELETE FROM memory_embeddings WHERE fact_seq = (SELECT min(seq) FROM memory_facts)")
+    row = {r["check"]: r for r in doctor.check(mem)}["semantic search"]
+    assert not row["ok"] and row["fix"] == "slotmem reindex"
+
+
+def test_extension_absent_lexical_still_serves(mem, db_path):
+    """The same file, opened by a Python whose driver cannot load sqlite-vec (stdlib sqlite3)."""
+    mem.close()
+    script = """
+import sys, json
+from slotmem import Store, doctor
+store = Store(sys.argv[1])
+hits = [h.fact.key for h in store.query_facts("deploy Fridays")]
+store.upsert("user", "city", "Lives in Malmö")
+store.delete("project", "stack")
+row = {r["check"]: r for r in doctor.check(store)}["semantic search"]
+try:
+    store.semantic.reindex()
+    reindex = "ran"
+except Exception as e:
+    reindex = str(e)
+print(json.dumps({"hits": hits, "stats": store.stats()["semantic"], "doctor": row, "reindex": reindex}))
+"""
+    env = {**os.environ, "SLOTMEM_SQLITE_DRIVER": "sqlite3"}
+    out = subprocess.run([sys.executable, "-c", script, str(db_path)], env=env,
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    import json
+
+    data = json.loads(out)
+    assert data["hits"] == ["deploy.schedule"]
+    assert "cannot load extensions" in data["stats"] and "slotmem[semantic]" in data["stats"]
+    assert not data["doctor"]["ok"] and "cannot load extensions" in data["doctor"]["detail"]
+    assert "cannot build the vector index" in data["reindex"]
+    # back with the extension: the fact written meanwhile is stale until reindex; the deleted
+    # fact's vector left the source of truth, and reindex rebuilds the derived index
+    with Store(db_path) as again:
+        assert again.semantic.status()["stale"] == 1
+        assert again.semantic.reindex()["embedded"] == 1  # and the derived index is rebuilt
+        consistent(again)
+        assert next(h.fact.key for h in again.query_facts("where does the user live?", slots=["user"])) == "city"
+
+
+def test_reindex_cli_shows_progress_and_doctor(db_path):
+    from click.testing import CliRunner
+
+    from slotmem.cli import cli
+
+    Store(db_path).upsert("project", "deploy", "We deploy on Fridays")
+    result = CliRunner().invoke(cli, ["reindex", "-m", "fake-64", "-d", str(db_path)])
+    assert result.exit_code == 0, result.output
+    assert "1 facts embedded with fake-64 (64 dimensions)" in result.output
+    out = CliRunner().invoke(cli, ["search", "when do we ship", "--explain", "--json", "-d", str(db_path)]).output
+    assert '"semantic_rank": 1' in out
+    lexical = CliRunner().invoke(cli, ["search", "when do we ship", "--lexical", "--json", "-d", str(db_path)])
+    assert lexical.output.strip() == "[]"
+    bad = CliRunner().invoke(cli, ["reindex", "-m", "nope", "-d", str(db_path)])
+    assert bad.exit_code == 1 and "unknown embedding model" in bad.output
+
+
+def test_real_offline_model_finds_the_meaning(store):
+    """The one test with a real model: wordllama ships its weights inside its wheel."""
+    pytest.importorskip("wordllama", reason="installed by the semantic extra")
+    store.upsert("project", "deploy.schedule", "We deploy on Fridays.")
+    store.upsert("user", "drinks", "Maja prefers green tea in the afternoon.")
+    store.upsert("project", "stack", "The backend is Python with FastAPI.")
+    store.semantic.reindex()
+    assert store.semantic.model_id() == "wordllama-256"
+    assert store.query_facts("When do we ship?")[0].fact.key == "deploy.schedule"
