@@ -63,7 +63,22 @@ class Conversation:
 
 
 def lexical(store: Store, question: str, k: int) -> list[str]:
+    hits = store.query_facts(question, limit=k, track_access=False, semantic=False)
+    return [hit.fact.key for hit in hits]
+
+
+def hybrid(store: Store, question: str, k: int) -> list[str]:
+    """query_facts as an agent calls it, once `slotmem reindex` has turned the semantic leg on."""
     return [hit.fact.key for hit in store.query_facts(question, limit=k, track_access=False)]
+
+
+def semantic(store: Store, question: str, k: int) -> list[str]:
+    """The vector leg alone: kNN over the vec0 index."""
+    blob = store.semantic.query_vector(question)
+    seqs = [seq for seq, _ in store.semantic.knn(blob, None, k)] if blob else []
+    keys = dict(store.conn.execute(
+        f"SELECT seq, key FROM memory_facts WHERE seq IN ({', '.join('?' * len(seqs))})", seqs))  # fmt: skip
+    return [keys[seq] for seq in seqs]
 
 
 def plain_or(store: Store, question: str, k: int) -> list[str]:
@@ -129,9 +144,16 @@ def scores(ranked: list[str], gold: set[str], limit: int) -> tuple[float, float,
     return (*recall, 1 / rank if rank else 0.0)
 
 
-def evaluate(conversations: list[Conversation], retriever: Retriever, limit: int = 10) -> dict:
+def evaluate(conversations: list[Conversation], retriever: Retriever, limit: int = 10,
+             embed: bool = False) -> dict:  # fmt: skip
     """{category: [sums of R@1, R@5, R@10, RR], question count} over all conversations."""
-    totals: dict[int, list[float]] = {}
+    return evaluate_many(conversations, {"one": retriever}, limit, embed)["one"]
+
+
+def evaluate_many(conversations: list[Conversation], retrievers: dict[str, Retriever],
+                  limit: int = 10, embed: bool = False) -> dict[str, dict]:  # fmt: skip
+    """The same stores, loaded once (and embedded when ``embed``), for every retriever."""
+    totals: dict[str, dict[int, list[float]]] = {name: {} for name in retrievers}
     with tempfile.TemporaryDirectory() as tmp:
         for conversation in conversations:
             with Store(Path(tmp) / f"{conversation.sample_id}.db") as store:
@@ -139,11 +161,14 @@ def evaluate(conversations: list[Conversation], retriever: Retriever, limit: int
                     {"slot": SLOT, "key": dia_id, "value": value, "source": "locomo"}
                     for dia_id, value in conversation.turns
                 )
-                for q in conversation.questions:
-                    parts = scores(retriever(store, q.text, limit), q.gold, limit)
-                    row = totals.setdefault(q.category, [0.0] * 5)
-                    row[:4] = [a + b for a, b in zip(row, parts)]
-                    row[4] += 1
+                if embed:
+                    store.semantic.reindex()
+                for name, retriever in retrievers.items():
+                    for q in conversation.questions:
+                        parts = scores(retriever(store, q.text, limit), q.gold, limit)
+                        row = totals[name].setdefault(q.category, [0.0] * 5)
+                        row[:4] = [a + b for a, b in zip(row, parts)]
+                        row[4] += 1
     return totals
 
 
@@ -164,10 +189,20 @@ def main(argv=None) -> None:
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
     parser.add_argument("--retriever", choices=sorted(RETRIEVERS), default="lexical")
     parser.add_argument("--limit", type=int, default=10, help="hits asked for (MRR counts these)")
+    parser.add_argument("--semantic", action="store_true",
+                        help="embed the turns (slotmem reindex) and compare lexical, semantic, hybrid")  # fmt: skip
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    totals = evaluate(load(args.path), RETRIEVERS[args.retriever], args.limit)
-    print(report(totals, time.perf_counter() - start))
+    if not args.semantic:
+        totals = evaluate(load(args.path), RETRIEVERS[args.retriever], args.limit)
+        print(report(totals, time.perf_counter() - start))
+        return
+    legs = {"lexical": lexical, "semantic": semantic, "hybrid": hybrid}
+    results = evaluate_many(load(args.path), legs, args.limit, embed=True)
+    seconds = time.perf_counter() - start
+    for name, totals in results.items():
+        print(f"\n### {name}\n")
+        print(report(totals, seconds))
 
 
 if __name__ == "__main__":
