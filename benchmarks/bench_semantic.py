@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from synthetic import Corpus  # noqa: E402
+from synthetic import Corpus
 
-from slotmem import Store  # noqa: E402
+from slotmem import Store
 
 
 def timed(store: Store, texts: list[str], **options) -> tuple[float, float]:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from locomo import hybrid, lexical, semantic  # noqa: E402
+from locomo import hybrid, lexical, semantic
 
-from slotmem import Store  # noqa: E402
+from slotmem import Store
 
 DATA = Path(__file__).resolve().parent / "data" / "paraphrase.json"
 
