@@ -166,6 +166,8 @@ def search(text, slots, limit, min_score, explain, no_track, lexical, fmt, datab
         columns = ["score", "slot", "key", "value"]
         if explain:
             columns += EXPLAIN_COLUMNS
+            if any("fused" in row for row in rows):
+                columns += ["lexical_rank", "semantic_rank", "distance"]
     emit(rows, fmt, columns)
 
 

@@ -33,7 +33,10 @@ def check(store) -> list[dict]:
         fresh = semantic["active"] and not semantic["stale"]
         detail = semantic["reason"] or (f"{semantic['model']}, {semantic['embedded']} vectors, "
                                          f"{semantic['stale']} missing or stale")  # fmt: skip
-        results.append(_row("semantic search", fresh, detail, "slotmem reindex"))
+        fix = "slotmem reindex"
+        if store._connections.vec_error():
+            fix = "pip install 'slotmem[semantic]', or use a Python whose sqlite3 can load extensions"
+        results.append(_row("semantic search", fresh, detail, fix))
     else:
         results.append(_row("semantic search", True, "off (full-text only): " + (
             store._connections.vec_error() or "enable it with 'slotmem reindex'"), ""))  # fmt: skip

@@ -33,6 +33,7 @@ def search(store, text: str, lexical_rows, explain_row, slots, limit: int,
         if explain:
             parts = explain_row(row) if fused.seq in lexical else {
                 "confidence": row["confidence"], "feedback": row["feedback"], "recency": row["recency"]}  # fmt: skip
+            parts["lexical_score"] = parts.pop("score", None)
             parts.update(
                 fused=fused.score, alpha=fusion.ALPHA, lexical_norm=fused.lexical_norm,
                 semantic_norm=fused.semantic_norm, lexical_rank=fused.lexical_rank,

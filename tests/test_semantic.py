@@ -77,12 +77,14 @@ def test_hybrid_finds_a_paraphrase_lexical_cannot(mem):
     assert hits[0].fact.key == "deploy.schedule"
     parts = hits[0].explanation
     assert parts["semantic_rank"] == 1 and parts["lexical_rank"] is None and parts["distance"] < 1
+    assert hits[0].score == parts["fused"] <= 1
     assert hits[0].fact.access_count == 1
 
 
 def test_hybrid_keeps_lexical_hits_and_slot_filter(mem):
     hits = mem.query_facts("PostgreSQL", explain=True)
     assert hits[0].fact.key == "stack" and hits[0].explanation["lexical_rank"] == 1
+    assert hits[0].score == hits[0].explanation["fused"] and hits[0].explanation["lexical_score"] > 1
     assert {h.fact.slot for h in mem.query_facts("what do I drink?", slots=["user"])} == {"user"}
     assert mem.query_facts("ship", slots=["user"]) == [] or all(
         h.fact.slot == "user" for h in mem.query_facts("ship", slots=["user"]))  # fmt: skip
@@ -186,6 +188,7 @@ print(json.dumps({"hits": hits, "stats": store.stats()["semantic"], "doctor": ro
     assert data["hits"] == ["deploy.schedule"]
     assert "cannot load extensions" in data["stats"] and "slotmem[semantic]" in data["stats"]
     assert not data["doctor"]["ok"] and "cannot load extensions" in data["doctor"]["detail"]
+    assert "slotmem[semantic]" in data["doctor"]["fix"]
     assert "cannot build the vector index" in data["reindex"]
     # back with the extension: the fact written meanwhile is stale until reindex; the deleted
     # fact's vector left the source of truth, and reindex rebuilds the derived index
@@ -207,6 +210,8 @@ def test_reindex_cli_shows_progress_and_doctor(db_path):
     assert "1 facts embedded with fake-64 (64 dimensions)" in result.output
     out = CliRunner().invoke(cli, ["search", "when do we ship", "--explain", "--json", "-d", str(db_path)]).output
     assert '"semantic_rank": 1' in out
+    table = CliRunner().invoke(cli, ["search", "when do we ship", "--explain", "-d", str(db_path)]).output
+    assert "semantic_rank" in table.splitlines()[0] and "deploy" in table
     lexical = CliRunner().invoke(cli, ["search", "when do we ship", "--lexical", "--json", "-d", str(db_path)])
     assert lexical.output.strip() == "[]"
     bad = CliRunner().invoke(cli, ["reindex", "-m", "nope", "-d", str(db_path)])
