@@ -243,10 +243,11 @@ class Semantic:
         vec_rows = None
         if vec_error is None and self.has_index():
             vec_rows = conn.execute(f"SELECT count(*) FROM {VEC_TABLE}").fetchone()[0]
+        reason = self.off_reason()
         return {
             "enabled": model_id is not None,
-            "active": self.off_reason() is None,
-            "reason": self.off_reason() or "",
+            "active": reason is None,
+            "reason": reason or "",
             "model": model_id,
             "dimensions": self.dimensions(),
             "extension": "loaded" if vec_error is None else vec_error,
