@@ -355,7 +355,7 @@ def demo(database):
 
 
 @cli.command()
-@click.option("-m", "--model", help="llm embedding model id  [default: the file's, else wordllama-256]")
+@click.option("-m", "--model", help="llm embedding model id  [default: the file's, else all-minilm-l6-v2-int8]")
 @click.option("--batch-size", type=click.IntRange(1, 4096), default=256, show_default=True)
 @database_option
 def reindex(model, batch_size, database):

