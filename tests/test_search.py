@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from slotmem import lexical, query
+from slotmem import Store, lexical, query
 from tests.conftest import fts_integrity_error
 
 HOSTILE = [
@@ -230,3 +230,23 @@ def test_the_index_follows_a_change_of_slot(store, small_limits):
     store.conn.execute("UPDATE memory_facts SET slot = 'project' WHERE key = 'e0'")
     assert fts_integrity_error(store) is None
     assert [h.fact.key for h in store.query_facts("build", slots=["project"])] == ["e0"]
+
+
+def test_document_frequencies_are_remembered_until_the_index_changes(db_path):
+    reader, writer = Store(db_path), Store(db_path)  # two connections, as two processes have
+    writer.upsert("user", "a", "alpha beta")
+    lookups = []
+    reader.conn.set_trace_callback(lambda sql: lookups.append(sql) if "_vocab" in sql else None)
+
+    def df():
+        hits = reader.query_facts("alpha", explain=True, semantic=False)
+        return hits[0].explanation["terms"]["alpha"]["df"] if hits else 0
+
+    assert df() == 1 and len(lookups) == 1
+    assert df() == 1 and len(lookups) == 1  # remembered: access tracking leaves the index alone
+    writer.upsert("user", "b", "alpha gamma")
+    assert df() == 2 and len(lookups) == 2
+    writer.delete("user", "a")
+    assert df() == 1
+    writer.upsert("user", "b", "delta")
+    assert df() == 0 and reader.query_facts("delta", semantic=False)[0].fact.key == "b"
