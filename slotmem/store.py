@@ -64,6 +64,7 @@ class Store:
         self._connections = db.Connections(self.path)
         self.migrated = db.migrate(self._connections.get(), self.path)
         self.semantic = Semantic(self)
+        self._doc_freqs = lexical.DocFreqs()
 
     # -- plumbing ---------------------------------------------------------------------------
     @property
@@ -283,9 +284,10 @@ class Store:
         if slots == []:
             return []
         terms = query.parse(text)
-        plan = lexical.plan(self.conn, terms) if terms else None
-        hybrid_on = semantic and self.semantic.off_reason() is None
-        if hybrid_on and str(text).strip():
+        hybrid_on = semantic and self.semantic.off_reason() is None and bool(str(text).strip())
+        budget = lexical.HYBRID_BUDGET if hybrid_on else None
+        plan = lexical.plan(self.conn, terms, budget, self._doc_freqs) if terms else None
+        if hybrid_on:
             from . import fusion, hybrid
 
             rows = self._search(plan, slots, fusion.DEPTH, None, explain) if plan else []
