@@ -37,6 +37,10 @@ def check(store) -> list[dict]:
         if store._connections.vec_error():
             fix = "pip install 'slotmem[semantic]', or use a Python whose sqlite3 can load extensions"
         results.append(_row("semantic search", fresh, detail, fix))
+        if semantic["active"]:
+            rows, vectors = semantic["index_rows"], semantic["embedded"]
+            results.append(_row("vector index in sync", rows == vectors,
+                                f"{rows} indexed, {vectors} stored", "slotmem doctor --repair"))  # fmt: skip
     else:
         results.append(_row("semantic search", True, "off (full-text only): " + (
             store._connections.vec_error() or "enable it with 'slotmem reindex'"), ""))  # fmt: skip
@@ -46,11 +50,15 @@ def check(store) -> list[dict]:
 
 
 def repair(store) -> list[str]:
-    """Rebuild what is derived (the FTS index) from what is true (memory_facts)."""
+    """Rebuild what is derived (the FTS indexes, the vector index) from what is true
+    (memory_facts, memory_embeddings)."""
+    done = ["rebuilt the full-text indexes from memory_facts"]
     with store.transaction():
         for table in FTS_TABLES:
             store.conn.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
-    return ["rebuilt the full-text indexes from memory_facts"]
+        if store.semantic.rebuild_index():
+            done.append("rebuilt the vector index from memory_embeddings")
+    return done
 
 
 def _row(name, ok, detail, fix) -> dict:

@@ -138,6 +138,9 @@ def test_failing_model_writes_the_fact_and_reindex_catches_up(mem, caplog):
     result = mem.upsert("user", "pet", "A cat named Miso")
     assert result.action == "created" and "reindex" in caplog.text
     assert mem.semantic.status()["stale"] >= 1
+    caplog.clear()
+    assert [h.fact.key for h in mem.query_facts("cat named Miso")] == ["pet"]  # lexical serves
+    assert "semantic leg skipped" in caplog.text and "unreachable" in caplog.text
     with pytest.raises(ModelError, match="broken.*unreachable"):
         mem.semantic.reindex()
     assert mem.get("user", "pet").value == "A cat named Miso"
@@ -156,6 +159,12 @@ def test_doctor_reports_the_semantic_state(mem):
 
     row = {r["check"]: r for r in doctor.check(mem)}["semantic search"]
     assert row["ok"] and "fake-64, 3 vectors, 0 missing or stale" in row["detail"]
+    mem.conn.execute(f"DELETE FROM {VEC_TABLE} WHERE fact_seq = (SELECT max(seq) FROM memory_facts)")
+    rows = {r["check"]: r for r in doctor.check(mem)}
+    assert rows["semantic search"]["ok"] and not rows["vector index in sync"]["ok"]
+    assert rows["vector index in sync"]["detail"] == "2 indexed, 3 stored"
+    assert doctor.repair(mem)[-1] == "rebuilt the vector index from memory_embeddings"
+    assert {r["check"]: r for r in doctor.check(mem)}["vector index in sync"]["ok"]
     mem.conn.execute("DELETE FROM memory_embeddings WHERE fact_seq = (SELECT min(seq) FROM memory_facts)")
     row = {r["check"]: r for r in doctor.check(mem)}["semantic search"]
     assert not row["ok"] and row["fix"] == "slotmem reindex"
@@ -233,3 +242,30 @@ def test_real_offline_model_finds_the_meaning(store):
     blob = store.semantic.query_vector("check the code works before saving changes")
     assert store.semantic.knn(blob, ["agent", "user"], 1)[0][0] == store.conn.execute(
         "SELECT seq FROM memory_facts WHERE key = 'lesson.tests'").fetchone()[0]  # fmt: skip
+
+
+def test_an_older_float_index_is_rebuilt_without_re_embedding(mem):
+    """Files indexed by an earlier slotmem hold float vectors in vec0; this one indexes bits."""
+    mem.conn.execute(f"DROP TABLE {VEC_TABLE}")
+    mem.conn.execute(f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(fact_seq integer primary key, "
+                     "slot text partition key, embedding float[64] distance_metric=cosine)")  # fmt: skip
+    assert "older slotmem" in mem.semantic.off_reason()
+    assert [h.fact.key for h in mem.query_facts("deploy Fridays")] == ["deploy.schedule"]  # lexical
+    assert mem.semantic.reindex()["embedded"] == 0  # the vectors are kept; only the index is new
+    assert mem.semantic.off_reason() is None and consistent(mem)
+    assert mem.query_facts("When do we ship?")[0].fact.key == "deploy.schedule"
+
+
+def test_knn_reranks_sign_bit_candidates_by_exact_cosine(store):
+    """The index holds sign bits only (many facts share the query's); exact cosine decides."""
+    values = [f"tea {'tea ' * i}coffee" for i in range(30)]
+    store.upsert_many([{"slot": "user", "key": f"k{i}", "value": v} for i, v in enumerate(values)])
+    store.semantic.reindex("fake-64")
+    assert " bit[64]" in store.conn.execute(
+        "SELECT sql FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone()[0]  # fmt: skip
+    blob = store.semantic.query_vector("tea tea tea coffee")
+    found = store.semantic.knn(blob, ["user"], 5)
+    keys = dict(store.conn.execute("SELECT seq, key FROM memory_facts"))
+    assert keys[found[0][0]] == "k2" and found[0][1] < 1e-6
+    exact = sorted(store.semantic.distances(blob, list(keys)).items(), key=lambda item: item[1])[:5]
+    assert [(seq, round(d, 6)) for seq, d in found] == [(seq, round(d, 6)) for seq, d in exact]
