@@ -5,12 +5,12 @@ truth; ``memory_vec``, a ``vec0`` table with ``slot`` as its partition key, is d
 and rebuilt by ``reindex``. Vectors of two models are never mixed: the file names one model
 (``memory_settings``), and switching models is an explicit ``reindex --model``.
 
-The index holds each vector's signs only (``bit[D]``, 1/32 of the float bytes): a kNN scans
-those by Hamming distance for ``OVERSAMPLE`` times the neighbours asked for, and the exact
-cosine distance, from the float vectors in ``memory_embeddings``, re-ranks them. Scanning float
-vectors in vec0 cost 40-50 ms at 100k facts; bits and the re-rank cost a fraction of that
-(benchmarks/bench_semantic.py), and the re-ranked neighbours are the exact ones (measured
-recall in the README).
+The index holds a signature of each vector (``simhash.py``: 2,048 sign bits of random
+projections, 256 bytes instead of 1,536): a kNN scans those by Hamming distance for
+``simhash.CANDIDATES`` candidates (or k, when more are asked for), within each asked slot, and
+the exact cosine distance, from the float vectors in ``memory_embeddings``, re-ranks them.
+Scanning float vectors in vec0 took 90-110 ms at 100k facts of 384 dimensions; sqlite-vec's
+cost grows with k times the facts scanned, so the candidates stay few.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ import hashlib
 import logging
 from collections.abc import Callable, Iterable
 
+from . import simhash
 from .errors import SlotmemError
 
 log = logging.getLogger("slotmem")
 
 VEC_TABLE = "memory_vec"
 MAX_K = 4096  # sqlite-vec's limit on k
-OVERSAMPLE = 8  # sign-bit candidates per neighbour asked for, re-ranked by exact cosine
 BATCH_SIZE = 256
 
 
@@ -69,9 +69,9 @@ class Semantic:
         return None if value is None else int(value)
 
     def has_index(self) -> bool:
-        """Is there a vector index of this slotmem's kind (sign bits; older files had floats)?"""
+        """Is there a vector index of this slotmem's kind (older files indexed float vectors)?"""
         row = self.conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone()
-        return row is not None and " bit[" in row[0]
+        return row is not None and f"{simhash.VERSION} bit[{simhash.BITS}]" in row[0]
 
     def off_reason(self) -> str | None:
         """None when hybrid search is on, else the one line that says why it is off."""
@@ -149,14 +149,23 @@ class Semantic:
         self.conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
         self.conn.execute(
             f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(fact_seq integer primary key, "
-            f"slot text partition key, embedding bit[{int(dimensions)}])"
+            f"slot text partition key, {simhash.VERSION} bit[{simhash.BITS}])"
         )
-        self.conn.execute(
-            f"""INSERT INTO {VEC_TABLE} (fact_seq, slot, embedding)
-                SELECT e.fact_seq, f.slot, vec_quantize_binary(e.embedding) FROM memory_embeddings e
-                JOIN memory_facts f ON f.seq = e.fact_seq
-                WHERE e.model = ? AND e.dimensions = ? AND length(e.embedding) > 0""",
+        rows = self.conn.execute(
+            """SELECT e.fact_seq, f.slot, e.embedding FROM memory_embeddings e
+               JOIN memory_facts f ON f.seq = e.fact_seq
+               WHERE e.model = ? AND e.dimensions = ? AND length(e.embedding) > 0""",
             (self.model_id(), dimensions),
+        )
+        while batch := rows.fetchmany(BATCH_SIZE * 8):
+            self._index([(seq, slot, blob) for seq, slot, blob in batch], dimensions)
+
+    def _index(self, rows: list[tuple[int, str, bytes]], dimensions: int) -> None:
+        """(seq, slot, float blob) rows into the vec0 index, as signatures."""
+        signatures = simhash.signatures([blob for *_, blob in rows], dimensions)
+        self.conn.executemany(
+            f"INSERT INTO {VEC_TABLE} (fact_seq, slot, {simhash.VERSION}) VALUES (?, ?, vec_bit(?))",
+            [(seq, slot, signature) for (seq, slot, _), signature in zip(rows, signatures)],
         )
 
     def _drifted(self) -> bool:
@@ -209,10 +218,7 @@ class Semantic:
             [(seq, model_id, dimensions, digest, blob or b"", now) for seq, _, digest, blob in rows],
         )
         self.forget([seq for seq, *_ in rows])  # vec0 has no upsert: delete, then insert
-        self.conn.executemany(
-            f"INSERT INTO {VEC_TABLE} (fact_seq, slot, embedding) VALUES (?, ?, vec_quantize_binary(?))",
-            [(seq, slot, blob) for seq, slot, _, blob in rows if blob],
-        )
+        self._index([(seq, slot, blob) for seq, slot, _, blob in rows if blob], dimensions)
 
     def forget(self, seqs: list[int]) -> None:
         if seqs and self.has_index() and self.store._connections.vec_error() is None:
@@ -234,16 +240,16 @@ class Semantic:
         return blob
 
     def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]:
-        """The ``k`` nearest facts by cosine distance, best first. The index's sign bits choose
-        ``OVERSAMPLE × k`` candidates, per slot (vec0's partition key, applied before k), and
-        their float vectors decide."""
+        """The ``k`` nearest facts by cosine distance, best first: the nearest signatures, per
+        slot (vec0's partition key, applied before k), re-ranked by their float vectors."""
         k = max(1, min(int(k), MAX_K))
-        coarse = min(k * OVERSAMPLE, MAX_K)
+        [signature] = simhash.signatures([blob], len(blob) // 4)
         sql = f"""SELECT v.fact_seq, vec_distance_cosine(e.embedding, :q) AS distance
                   FROM {VEC_TABLE} v JOIN memory_embeddings e ON e.fact_seq = v.fact_seq
-                  WHERE v.embedding MATCH vec_quantize_binary(:q) AND v.k = :coarse{{slot}}
+                  WHERE v.{simhash.VERSION} MATCH vec_bit(:signature) AND v.k = :candidates{{slot}}
                   ORDER BY distance LIMIT :k"""
-        params = {"q": blob, "coarse": coarse, "k": k}
+        params = {"q": blob, "signature": signature, "k": k,
+                  "candidates": min(max(k, simhash.CANDIDATES), MAX_K)}  # fmt: skip
         if not slots:
             rows = self.conn.execute(sql.format(slot=""), params).fetchall()
         else:

@@ -257,11 +257,11 @@ def test_an_older_float_index_is_rebuilt_without_re_embedding(mem):
 
 
 def test_knn_reranks_sign_bit_candidates_by_exact_cosine(store):
-    """The index holds sign bits only (many facts share the query's); exact cosine decides."""
+    """The index holds signatures only (many facts share the query's); exact cosine decides."""
     values = [f"tea {'tea ' * i}coffee" for i in range(30)]
     store.upsert_many([{"slot": "user", "key": f"k{i}", "value": v} for i, v in enumerate(values)])
     store.semantic.reindex("fake-64")
-    assert " bit[64]" in store.conn.execute(
+    assert "simhash1 bit[2048]" in store.conn.execute(
         "SELECT sql FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone()[0]  # fmt: skip
     blob = store.semantic.query_vector("tea tea tea coffee")
     found = store.semantic.knn(blob, ["user"], 5)
@@ -269,3 +269,26 @@ def test_knn_reranks_sign_bit_candidates_by_exact_cosine(store):
     assert keys[found[0][0]] == "k2" and found[0][1] < 1e-6
     exact = sorted(store.semantic.distances(blob, list(keys)).items(), key=lambda item: item[1])[:5]
     assert [(seq, round(d, 6)) for seq, d in found] == [(seq, round(d, 6)) for seq, d in exact]
+
+
+def test_signatures_are_fixed_and_track_the_angle():
+    import hashlib as h
+
+    import numpy as np
+
+    from slotmem import simhash
+
+    planes = simhash.hyperplanes(8)
+    assert planes.shape == (simhash.BITS, 8) and set(np.unique(planes)) == {-1.0, 1.0}
+    # the same hyperplanes on every machine: a file's signatures must not change under it
+    assert h.sha256(planes.tobytes()).hexdigest()[:16] == "ad28e508a066fbbe"
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal(8).astype("<f4")
+    near, far = base + 0.1 * rng.standard_normal(8).astype("<f4"), -base
+    sig = simhash.signatures([v.tobytes() for v in (base, near, far)], 8)
+    assert all(len(s) == simhash.BITS // 8 for s in sig)
+
+    def hamming(a, b):
+        return bin(int.from_bytes(a, "big") ^ int.from_bytes(b, "big")).count("1")
+
+    assert hamming(sig[0], sig[1]) < simhash.BITS // 8 and hamming(sig[0], sig[2]) == simhash.BITS
