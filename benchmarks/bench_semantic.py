@@ -1,9 +1,17 @@
-"""Hybrid search at scale: index build rate and query_facts latency, lexical vs hybrid.
+"""Hybrid search at scale: index build rate, vector recall, query_facts latency.
 
-    python benchmarks/bench_semantic.py [--facts 100000] [--queries 100]   # needs slotmem[semantic]
+    python benchmarks/bench_semantic.py [--facts 100000] [--queries 100] [--db PATH]
+    # needs pip install 'slotmem[semantic]'; building 100k facts takes a while (see the README):
+    # --db keeps the built file and reuses it on the next run
 
-The model is loaded before timing (its load is a one-off per process). Synthetic facts come from
-benchmarks/synthetic.py, spread over three slots.
+Facts: 10-30 English words (the default model's vocabulary, most frequent first) drawn from a
+Zipf distribution, in three slots. Queries (model load excluded, access tracking off):
+- common: 5 of the 50 most frequent words; rare: 3 words of rank 5,000 or more;
+- sentence: 5-12 words drawn like a fact's (a question's mix of common and rarer words);
+each within one slot (a third of the facts) and across all slots.
+Vector recall: the share of the exact 10 nearest neighbours (brute force over every stored
+float vector, numpy) that Semantic.knn returns, for sentence queries, within a slot and across.
+Read ratios, not absolute figures: the machines are noisy.
 """
 
 from __future__ import annotations
@@ -15,11 +23,38 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synthetic import Corpus
 
-from slotmem import Store
+from slotmem import Store, embedders
+
+
+def english_words() -> list[str]:
+    """Whole English words of the default model's WordPiece vocabulary, most frequent first."""
+    _, _, tokenizer = embedders.MiniLM.load()
+    vocab = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
+    return [word for word, _ in vocab if word.isascii() and word.isalpha() and len(word) >= 3]
+
+
+def build(store: Store, corpus: Corpus, facts: int) -> str:
+    if store.stats()["facts"] >= facts and store.semantic.off_reason() is None:
+        return f"reused {store.path} ({store.stats()['facts']:,} facts)"
+    store.upsert_many(corpus.facts(facts))
+    store.semantic.model().embed("warm up")  # model load is not part of the figures
+    start = time.perf_counter()
+    done = [0]
+
+    def progress(n: int) -> None:
+        done[0] += n
+        print(f"\r  embedded {done[0]:,} / {facts:,}", end="", file=sys.stderr, flush=True)
+
+    report = store.semantic.reindex(progress=progress)
+    seconds = time.perf_counter() - start
+    print(file=sys.stderr)
+    return (f"{facts:,} facts embedded and indexed in {seconds:.0f} s "
+            f"({facts / seconds:,.0f} facts/s, model {report['model']})")  # fmt: skip
 
 
 def timed(store: Store, texts: list[str], **options) -> tuple[float, float]:
@@ -32,23 +67,46 @@ def timed(store: Store, texts: list[str], **options) -> tuple[float, float]:
     return statistics.median(samples) * 1000, samples[int(len(samples) * 0.95) - 1] * 1000
 
 
+def vector_recall(store: Store, texts: list[str], slots: list[str] | None, k: int = 10) -> float:
+    """Share of the exact k nearest (brute force over memory_embeddings) that knn returns."""
+    import numpy as np
+
+    sql = "SELECT e.fact_seq, e.embedding FROM memory_embeddings e JOIN memory_facts f ON f.seq = e.fact_seq"
+    params: list = []
+    if slots:
+        sql += f" WHERE f.slot IN ({', '.join('?' * len(slots))})"
+        params = list(slots)
+    rows = store.conn.execute(sql, params).fetchall()
+    seqs = np.array([seq for seq, _ in rows])
+    matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), -1)
+    found = 0
+    for text in texts:
+        blob = store.semantic.query_vector(text)
+        exact = set(seqs[np.argsort(-(matrix @ np.frombuffer(blob, dtype="<f4")))[:k]].tolist())
+        found += len(exact & {seq for seq, _ in store.semantic.knn(blob, slots, k)})
+    return found / (k * len(texts))
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--facts", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--db", type=Path, help="keep the built file here and reuse it")
     args = parser.parse_args(argv)
-    corpus = Corpus()
-    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.db") as store:
-        store.upsert_many(corpus.facts(args.facts))
-        store.semantic.model().embed("warm up")  # model load is not part of the figures
-        start = time.perf_counter()
-        report = store.semantic.reindex()
-        seconds = time.perf_counter() - start
-        print(f"{args.facts:,} facts embedded and indexed in {seconds:.1f} s "
-              f"({args.facts / seconds:,.0f} facts/s, model {report['model']})\n")  # fmt: skip
-        print("| query | slots | lexical p50/p95 ms | hybrid p50/p95 ms |\n|---|---|---|---|")
-        for kind, make in (("common", corpus.common_query), ("rare", corpus.rare_query)):
-            texts = [make() for _ in range(args.queries)]
+    corpus = Corpus(words=english_words())
+    with tempfile.TemporaryDirectory() as tmp, Store(args.db or Path(tmp) / "bench.db") as store:
+        print(build(store, corpus, args.facts) + "\n")
+        store.semantic.query_vector("warm up")
+        queries = {
+            "common": [corpus.common_query() for _ in range(args.queries)],
+            "rare": [corpus.rare_query() for _ in range(args.queries)],
+            "sentence": [corpus.sentence(5, 12) for _ in range(args.queries)],
+        }
+        print("| vector recall@10 vs exact | one slot | all slots |\n|---|---|---|")
+        print(f"| sentence queries | {vector_recall(store, queries['sentence'], ['user']):.3f} | "
+              f"{vector_recall(store, queries['sentence'], None):.3f} |\n")  # fmt: skip
+        print("| query | slots | lexical p50 / p95 ms | hybrid p50 / p95 ms |\n|---|---|---|---|")
+        for kind, texts in queries.items():
             for slots in (["user"], None):
                 lex = timed(store, texts, slots=slots, semantic=False)
                 hyb = timed(store, texts, slots=slots)

@@ -20,9 +20,9 @@ def vocabulary(size: int, seed: int = 7) -> list[str]:
 class Corpus:
     """Words drawn with probability proportional to 1 / rank (Zipf, s = 1)."""
 
-    def __init__(self, vocab_size: int = 50_000, seed: int = 7):
-        self.words = vocabulary(vocab_size, seed)
-        weights = (1 / rank for rank in range(1, vocab_size + 1))
+    def __init__(self, vocab_size: int = 50_000, seed: int = 7, words: list[str] | None = None):
+        self.words = words or vocabulary(vocab_size, seed)  # words: most frequent first
+        weights = (1 / rank for rank in range(1, len(self.words) + 1))
         self.cum_weights = list(itertools.accumulate(weights))  # computed once, not per draw
         self.rng = random.Random(seed)
 
