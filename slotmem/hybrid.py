@@ -1,48 +1,66 @@
-"""Hybrid search: the lexical leg's candidates and the semantic leg's neighbours, fused."""
+"""Hybrid search: the lexical leg's candidates and the semantic leg's neighbours, fused by
+slotmem/fusion.py (the formula, and why)."""
 
 from __future__ import annotations
 
 from . import fusion
 from .models import Fact, Hit
+from .ranking import explain as explain_lexical
 
 
-def search(store, text: str, lexical_rows, explain_row, slots, limit: int,
-           min_score: float | None, explain: bool) -> list[Hit]:  # fmt: skip
-    """``lexical_rows`` are the lexical leg's best ``fusion.DEPTH`` rows (fact columns plus
-    score, feedback and recency); ``explain_row(row)`` explains one of them."""
+def search(store, text: str, terms, plan, slots, limit: int, min_score: float | None,
+           explain: bool) -> list[Hit]:  # fmt: skip
+    """Both legs' best ``fusion.DEPTH`` candidates for ``text`` (parsed into ``terms``, planned
+    into ``plan``, None when no term can match), fused, best first."""
     semantic = store.semantic
+    rows = store._search(plan, slots, fusion.DEPTH, None, True) if plan else []  # with parts
+    coverage = coverages(store, plan, terms, rows) if rows else {}
     blob = semantic.query_vector(text)
-    if blob is None:  # nothing to embed: the lexical order stands
-        neighbours = []
-    else:
-        neighbours = semantic.knn(blob, slots, fusion.DEPTH)
-    rows = {row["seq"]: row for row in lexical_rows}
+    neighbours = semantic.knn(blob, slots, fusion.DEPTH) if blob is not None else []
+    facts = {row["seq"]: row for row in rows}
     distance = dict(neighbours)
     if blob is not None:
-        distance.update(semantic.distances(blob, [seq for seq in rows if seq not in distance]))
-    rows.update(_fetch(store, [seq for seq, _ in neighbours if seq not in rows]))
-    lexical = {row["seq"]: row["score"] for row in lexical_rows}
-    similarity = {seq: (1.0 - dist) * _weight(rows[seq]) for seq, dist in distance.items() if seq in rows}
-    ranks = {seq: rank for rank, (seq, _) in enumerate(neighbours, 1)}
+        distance.update(semantic.distances(blob, [seq for seq in facts if seq not in distance]))
+    facts.update(_fetch(store, [seq for seq, _ in neighbours if seq not in facts]))
+    cosine = {seq: 1.0 - dist for seq, dist in distance.items() if seq in facts}
+    weight = {seq: _weight(row) for seq, row in facts.items()}
+    ranks = {seq: rank for rank, (seq, _) in enumerate(neighbours, 1) if seq in facts}
     hits = []
-    for fused in fusion.fuse(lexical, similarity, semantic_ranks=ranks):
+    for fused in fusion.fuse(coverage, cosine, weight, semantic_ranks=ranks):
         if fused.score <= 0 or (min_score is not None and fused.score < min_score):
-            break  # the worst candidate of both legs says nothing
-        row = rows[fused.seq]
+            break  # neither leg says anything for the rest
+        row = facts[fused.seq]
         parts = None
         if explain:
-            parts = explain_row(row) if fused.seq in lexical else {
-                "confidence": row["confidence"], "feedback": row["feedback"], "recency": row["recency"]}  # fmt: skip
+            if fused.seq in coverage:
+                parts = explain_lexical(row, plan, store.ranking)
+            else:
+                parts = {name: row[name] for name in ("confidence", "feedback", "recency")}
             parts["lexical_score"] = parts.pop("score", None)
             parts.update(
-                fused=fused.score, alpha=fusion.ALPHA, lexical_norm=fused.lexical_norm,
-                semantic_norm=fused.semantic_norm, lexical_rank=fused.lexical_rank,
-                semantic_rank=fused.semantic_rank, distance=distance.get(fused.seq),
+                fused=fused.score, lexical_part=fused.lexical_part,
+                semantic_part=fused.semantic_part, coverage=fused.coverage,
+                similarity=fused.similarity, semantic_weight=fused.semantic_weight,
+                lexical_rank=fused.lexical_rank, semantic_rank=fused.semantic_rank,
+                distance=distance.get(fused.seq),
             )  # fmt: skip
         hits.append(Hit(Fact.from_row(row), fused.score, parts))
         if len(hits) == limit:
             break
     return hits
+
+
+def coverages(store, plan, terms, rows) -> dict[int, float]:
+    """seq -> the share of the query's idf mass the row matched, in the rows' order. The mass:
+    the plan's terms, and each term no fact holds at df = 0 (the plan's too-common ones: 0)."""
+    idf = [store.ranking.idf(plan.facts, arm.df) for arm in plan.arms]
+    absent = len(terms.words) + len(terms.grams) - len(plan.arms) - len(plan.dropped)
+    mass = sum(idf) + max(0, absent) * store.ranking.idf(plan.facts, 0)
+    found = {}
+    for row in rows:
+        arms = [int(part.split(":", 1)[0]) for part in (row["parts"] or "").split()]
+        found[row["seq"]] = sum(idf[arm] for arm in arms) / mass if mass > 0 else 0.0
+    return found
 
 
 def _weight(row) -> float:

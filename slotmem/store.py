@@ -288,11 +288,9 @@ class Store:
         budget = lexical.HYBRID_BUDGET if hybrid_on else None
         plan = lexical.plan(self.conn, terms, budget, self._doc_freqs) if terms else None
         if hybrid_on:
-            from . import fusion, hybrid
+            from . import hybrid
 
-            rows = self._search(plan, slots, fusion.DEPTH, None, explain) if plan else []
-            hits = hybrid.search(self, text, rows, lambda row: explain_lexical(row, plan, self.ranking),
-                                 slots, limit, min_score, explain)  # fmt: skip
+            hits = hybrid.search(self, text, terms, plan, slots, limit, min_score, explain)
         elif plan:
             rows = self._search(plan, slots, limit, min_score, explain)
             hits = [_hit(row, plan, self.ranking, explain) for row in rows]
