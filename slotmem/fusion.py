@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 G0 = 0.11  # the semantic spread g at which the two legs weigh the same (LoCoMo dev, see above)
 SPREAD_RANK = 10  # g = best cosine minus the cosine at this rank
-DEPTH = 100  # candidates taken from each leg
+DEPTH = 64  # candidates taken from each leg (100 measured the same on LoCoMo, 40 less)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ COMMON_FRACTION = 0.05
 COMMON_MIN = 1_000
 FLOOR = 4
 POSTINGS_BUDGET = 8_000
-HYBRID_BUDGET = 1_500  # in a hybrid search the semantic leg brings candidates as well
+HYBRID_BUDGET = 500  # in a hybrid search the semantic leg brings candidates as well
 MAX_EXPANSIONS = 64  # trigrams one CJK gram may expand to (the most frequent are kept)
 
 

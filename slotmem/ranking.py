@@ -58,12 +58,14 @@ class Ranking:
         half_life_ms = float(self.half_life_days) * DAY_MS
         return feedback, f"(1.0 / (1.0 + max(0, :now - f.updated_at) / {half_life_ms!r}))"
 
-    def sql(self, plan: Plan, slots: list[str] | None, explain: bool = False) -> tuple[str, dict]:
-        """The one statement: arms -> parts summed per fact -> factors -> score (no LIMIT yet)."""
+    def sql(self, plan: Plan, slots: list[str] | None, explain: bool = False,
+            tf: bool = True) -> tuple[str, dict]:  # fmt: skip
+        """The one statement: arms -> parts summed per fact -> factors -> score (no LIMIT yet).
+        ``tf=False`` scores each matched term as present (tf = 1), without bm25."""
         params: dict = {}
         slot_test = _slot_test(slots, params)
         arms = " UNION ALL ".join(
-            self._arm(i, arm, plan.facts, slots, params) for i, arm in enumerate(plan.arms)
+            self._arm(i, arm, plan.facts, slots, params, tf) for i, arm in enumerate(plan.arms)
         )
         parts = ", group_concat(arm || ':' || coalesce(raw, ''), ' ') AS parts" if explain else ""
         feedback, recency = self.factors()
@@ -79,10 +81,11 @@ class Ranking:
             {"WHERE " + slot_test if slot_test else ""}"""
         return sql, params
 
-    def _arm(self, i: int, arm: Arm, facts: int, slots: list[str] | None, params: dict) -> str:
+    def _arm(self, i: int, arm: Arm, facts: int, slots: list[str] | None, params: dict,
+             tf: bool = True) -> str:  # fmt: skip
         """One term's rows: (seq, arm number, FTS5 bm25 or NULL, the term's part)."""
         params[f"q{i}"], params[f"c{i}"] = arm.match, self.coordination
-        if arm.table == CJK:  # binary: the gram is there or not
+        if arm.table == CJK or not tf:  # binary: the term is there or not
             params[f"w{i}"] = self.idf(facts, arm.df)
             raw, score, rank = "NULL", f":w{i} + :c{i}", ""
         else:  # bm25 with FTS5's idf swapped for ours; the slot tag column weighs nothing

@@ -18,7 +18,7 @@ import functools
 import hashlib
 
 BITS = 2048
-CANDIDATES = 100  # signatures re-ranked per search (per slot)
+CANDIDATES = 64  # signatures re-ranked per search (per slot), unless more are asked for
 VERSION = "simhash1"  # the index's column name: a different projection needs a new one
 
 

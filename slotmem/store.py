@@ -306,9 +306,10 @@ class Store:
             ]  # fmt: skip
         return hits
 
-    def _search(self, plan, slots: list[str] | None, limit: int, min_score, explain: bool):
+    def _search(self, plan, slots: list[str] | None, limit: int, min_score, explain: bool,
+                tf: bool = True):  # fmt: skip
         """One statement: the plan's arms scored, summed, weighted, filtered, ordered, limited."""
-        sql, params = self.ranking.sql(plan, slots, explain)
+        sql, params = self.ranking.sql(plan, slots, explain, tf)
         params.update(now=self.clock(), limit=limit)
         score_filter = ""
         if min_score is not None:
