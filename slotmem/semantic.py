@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from collections.abc import Callable, Iterable
 
 from . import simhash
@@ -27,6 +28,7 @@ log = logging.getLogger("slotmem")
 VEC_TABLE = "memory_vec"
 MAX_K = 4096  # sqlite-vec's limit on k
 BATCH_SIZE = 256
+RECENT_QUERIES = 64  # query vectors remembered (oldest out first)
 
 
 def _embedders():
@@ -45,6 +47,8 @@ class Semantic:
     def __init__(self, store):
         self.store = store
         self._models: dict[str, object] = {}
+        self._queries: dict[tuple[str, str], bytes | None] = {}  # recent query vectors
+        self._lock = threading.Lock()
 
     @property
     def conn(self):
@@ -232,12 +236,19 @@ class Semantic:
         text = " ".join(str(text).split())[:4000]
         if not text:
             return None
-        try:
-            [blob] = _embedders().embed(self.model(), [text])
-        except SlotmemError as e:
-            log.warning("semantic leg skipped for this search (%s)", e)
-            return None
-        return blob
+        key = (self.model().model_id, text)  # context contributors ask each slot the same
+        if key not in self._queries:
+            try:
+                [blob] = _embedders().embed(self.model(), [text])
+            except SlotmemError as e:
+                log.warning("semantic leg skipped for this search (%s)", e)
+                return None
+            with self._lock:
+                if len(self._queries) >= RECENT_QUERIES:
+                    self._queries.pop(next(iter(self._queries)))
+                self._queries[key] = blob
+            return blob
+        return self._queries.get(key)
 
     def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]:
         """The ``k`` nearest facts by cosine distance, best first: the nearest signatures, per

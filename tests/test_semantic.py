@@ -293,3 +293,16 @@ def test_signatures_are_fixed_and_track_the_angle():
         return bin(int.from_bytes(a, "big") ^ int.from_bytes(b, "big")).count("1")
 
     assert hamming(sig[0], sig[1]) < simhash.BITS // 8 and hamming(sig[0], sig[2]) == simhash.BITS
+
+
+def test_the_same_question_to_each_slot_is_embedded_once(mem, monkeypatch):
+    from slotmem import context, embedders
+
+    calls = []
+    real = embedders.embed
+    monkeypatch.setattr(embedders, "embed", lambda model, texts: calls.append(texts) or real(model, texts))
+    text = context.build_context(mem, "When do we ship?", track_access=False)
+    assert "Fridays" in text and calls == [["When do we ship?"]]
+    mem.upsert("project", "deploy.schedule", "We release on Mondays now.")  # a write embeds
+    assert mem.query_facts("When do we ship?")[0].fact.value == "We release on Mondays now."
+    assert calls[-1] == ["We release on Mondays now."]  # the question's vector was remembered
