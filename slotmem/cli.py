@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from . import __version__, db
+from . import __version__, db, fusion
 from .errors import SlotmemError
 from .output import emit, format_options
 from .ranking import EXPLAIN_COLUMNS
@@ -165,9 +165,8 @@ def search(text, slots, limit, min_score, explain, no_track, lexical, fmt, datab
             row.update(row.pop("explanation", None) or {})
         columns = ["score", "slot", "key", "value"]
         if explain:
-            columns += EXPLAIN_COLUMNS
-            if any("fused" in row for row in rows):
-                columns += ["lexical_rank", "semantic_rank", "distance"]
+            hybrid = any("fused" in row for row in rows)
+            columns += fusion.EXPLAIN_COLUMNS if hybrid else EXPLAIN_COLUMNS
     emit(rows, fmt, columns)
 
 

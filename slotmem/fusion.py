@@ -57,6 +57,9 @@ from dataclasses import dataclass
 
 G0 = 0.11  # the semantic spread g at which the two legs weigh the same (LoCoMo dev, see above)
 SPREAD_RANK = 10  # g = best cosine minus the cosine at this rank
+# What `slotmem search --explain` shows of a hybrid hit (JSON output has the whole explanation).
+EXPLAIN_COLUMNS = ["coverage", "similarity", "semantic_weight", "lexical_rank", "semantic_rank",
+                   "confidence", "feedback", "recency", "parts"]  # fmt: skip
 DEPTH = 64  # candidates taken from each leg (100 measured the same on LoCoMo, 40 less)
 
 

@@ -290,7 +290,7 @@ def test_signatures_are_fixed_and_track_the_angle():
     assert all(len(s) == simhash.BITS // 8 for s in sig)
 
     def hamming(a, b):
-        return bin(int.from_bytes(a, "big") ^ int.from_bytes(b, "big")).count("1")
+        return (int.from_bytes(a, "big") ^ int.from_bytes(b, "big")).bit_count()
 
     assert hamming(sig[0], sig[1]) < simhash.BITS // 8 and hamming(sig[0], sig[2]) == simhash.BITS
 
