@@ -6,7 +6,8 @@ is dropped, unless fewer than ``FLOOR`` terms would remain (then the ``FLOOR`` r
 says little and costs a scan of its postings. And the postings scored per search stay within
 ``POSTINGS_BUDGET``: terms are taken rarest first, and a term beyond the budget only has its
 newest postings scored (``cap``), so a search made only of common words still answers, in
-bounded time.
+bounded time. A hybrid search plans within ``HYBRID_BUDGET``: its semantic leg brings candidates
+too (LoCoMo measured the same with 500 postings as with 8,000).
 
 Word terms are looked up by their porter stem (what the index stores); a CJK bigram is looked
 up as the prefix of the trigrams that start with it (the trigram index pads each text with two
