@@ -1,23 +1,18 @@
 """Hybrid search: the lexical leg's candidates and the semantic leg's neighbours, fused by
 slotmem/fusion.py (the formula, and why).
 
-The query is embedded on a worker thread while the lexical leg runs (onnxruntime and SQLite
-both release the GIL). The lexical leg scores matched terms as present (tf = 1), without bm25:
-the fusion reads a candidate's coverage, not its bm25 score, and bm25 on a ``detail=none``
-index re-reads each matched fact's text (about 4 µs a posting). LoCoMo measured no loss
-(R@10 .701 against .699 with bm25).
+The lexical leg scores matched terms as present (tf = 1), without bm25: the fusion reads a
+candidate's coverage, not its bm25 score, and bm25 on a ``detail=none`` index re-reads each
+matched fact's text (about 4 µs a posting). LoCoMo measured no loss (R@10 .701 against .699 with
+bm25). Embedding the question on a worker thread while the lexical leg ran gained nothing
+measurable on two CPUs (onnxruntime uses both), so it is embedded first, in line.
 """
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import Future, ThreadPoolExecutor
-
 from . import fusion
 from .models import Fact, Hit
 from .ranking import explain as explain_lexical
-
-_pool: tuple[int, ThreadPoolExecutor] | None = None  # (pid, pool): a forked child makes its own
 
 
 def search(store, text: str, terms, plan, slots, limit: int, min_score: float | None,
@@ -25,10 +20,9 @@ def search(store, text: str, terms, plan, slots, limit: int, min_score: float | 
     """Both legs' best ``fusion.DEPTH`` candidates for ``text`` (parsed into ``terms``, planned
     into ``plan``, None when no term can match), fused, best first."""
     semantic = store.semantic
-    embedding = _embed(semantic, text)
     rows = store._search(plan, slots, fusion.DEPTH, None, True, tf=False) if plan else []
     coverage = coverages(store, plan, terms, rows) if rows else {}
-    blob = embedding.result()
+    blob = semantic.query_vector(text)
     neighbours = semantic.knn(blob, slots, fusion.DEPTH) if blob is not None else []
     facts = {row["seq"]: row for row in rows}
     distance = dict(neighbours)
@@ -74,13 +68,6 @@ def coverages(store, plan, terms, rows) -> dict[int, float]:
         arms = [int(part.split(":", 1)[0]) for part in (row["parts"] or "").split()]
         found[row["seq"]] = sum(idf[arm] for arm in arms) / mass if mass > 0 else 0.0
     return found
-
-
-def _embed(semantic, text: str) -> Future:
-    global _pool
-    if _pool is None or _pool[0] != os.getpid():
-        _pool = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="slotmem-embed"))
-    return _pool[1].submit(semantic.query_vector, text)
 
 
 def _weight(row) -> float:
