@@ -7,7 +7,7 @@ vector; ``Semantic.knn`` takes the ``CANDIDATES`` nearest signatures and re-rank
 exact cosine of the float vectors. Measured on 100k synthetic facts (benchmarks/bench_semantic.py)
 with 100 candidates, the share of the true 10 nearest found: the model's own 384 signs 0.75,
 1,024 projected bits 0.83, 2,048 bits 0.98 (0.96 with 64 candidates; on LoCoMo's turns 0.999).
-vec0's scan costs 1.3-1.5 times as much for 2,048 bits as for 384; the candidates cost more.
+vec0's scan took 1.5-2 times as long for 2,048 bits as for 384; more candidates cost more still.
 
 The hyperplanes are ±1 matrices drawn from SHA-256 in counter mode: the same on every machine
 and numpy version, so any process computes the same signatures for the same file.
