@@ -237,7 +237,8 @@ class Semantic:
         if not text:
             return None
         key = (self.model().model_id, text)  # context contributors ask each slot the same
-        if key not in self._queries:
+        blob = self._queries.get(key)
+        if blob is None:
             try:
                 [blob] = _embedders().embed(self.model(), [text])
             except SlotmemError as e:
@@ -247,38 +248,34 @@ class Semantic:
                 if len(self._queries) >= RECENT_QUERIES:
                     self._queries.pop(next(iter(self._queries)))
                 self._queries[key] = blob
-            return blob
-        return self._queries.get(key)
+        return blob
 
     def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]:
         """The ``k`` nearest facts by cosine distance, best first: the nearest signatures, per
         slot (vec0's partition key, applied before k), re-ranked by their float vectors."""
         k = max(1, min(int(k), MAX_K))
         [signature] = simhash.signatures([blob], len(blob) // 4)
-        sql = f"""SELECT v.fact_seq, vec_distance_cosine(e.embedding, :q) AS distance
-                  FROM {VEC_TABLE} v JOIN memory_embeddings e ON e.fact_seq = v.fact_seq
-                  WHERE v.{simhash.VERSION} MATCH vec_bit(:signature) AND v.k = :candidates{{slot}}
-                  ORDER BY distance LIMIT :k"""
-        params = {"q": blob, "signature": signature, "k": k,
-                  "candidates": min(max(k, simhash.CANDIDATES), MAX_K)}  # fmt: skip
-        if not slots:
-            rows = self.conn.execute(sql.format(slot=""), params).fetchall()
-        else:
-            rows = [row for slot in slots for row in self.conn.execute(
-                sql.format(slot=" AND v.slot = :slot"), {**params, "slot": slot})]  # fmt: skip
-        return sorted(((seq, distance) for seq, distance in rows), key=lambda row: row[1])[:k]
+        sql = (f"SELECT fact_seq FROM {VEC_TABLE} WHERE {simhash.VERSION} MATCH vec_bit(?) "
+               "AND k = ?")  # fmt: skip
+        candidates = min(max(k, simhash.CANDIDATES), MAX_K)
+        scans = [(sql, (signature, candidates))] if not slots else [
+            (sql + " AND slot = ?", (signature, candidates, slot)) for slot in slots]  # fmt: skip
+        seqs = [seq for query, params in scans for (seq,) in self.conn.execute(query, params)]
+        return sorted(self.distances(blob, seqs).items(), key=lambda item: item[1])[:k]
 
-    def distances(self, blob: bytes, seqs: list[int]) -> dict[int, float]:
-        """Cosine distance of the query to given facts (the lexical leg's candidates)."""
-        if not seqs:
-            return {}
-        marks = ", ".join("?" * len(seqs))
-        rows = self.conn.execute(
-            f"""SELECT fact_seq, vec_distance_cosine(embedding, ?) FROM memory_embeddings
-                WHERE fact_seq IN ({marks}) AND model = ? AND length(embedding) > 0""",
-            [blob, *seqs, self.model_id()],
-        )
-        return {seq: dist for seq, dist in rows if dist is not None}
+    def distances(self, blob: bytes, seqs: list[int], chunk: int = 500) -> dict[int, float]:
+        """Cosine distance of the query to the given facts, from their stored float vectors."""
+        found, model_id = {}, self.model_id()
+        for start in range(0, len(seqs), chunk):
+            part = seqs[start : start + chunk]
+            rows = self.conn.execute(
+                f"""SELECT fact_seq, vec_distance_cosine(embedding, ?) FROM memory_embeddings
+                    WHERE fact_seq IN ({", ".join("?" * len(part))}) AND model = ?
+                    AND length(embedding) > 0""",
+                [blob, *part, model_id],
+            )
+            found.update((seq, dist) for seq, dist in rows if dist is not None)
+        return found
 
     # -- reporting --------------------------------------------------------------------------
     def status(self) -> dict:
