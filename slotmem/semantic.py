@@ -1,16 +1,20 @@
 """The optional semantic leg: embeddings through llm, a sqlite-vec index in the same file.
 
 ``memory_embeddings`` (fact seq, model, dimensions, content hash, float32 blob) is the source of
-truth; ``memory_vec``, a ``vec0`` table with ``slot`` as its partition key, is derived from it
-and rebuilt by ``reindex``. Vectors of two models are never mixed: the file names one model
-(``memory_settings``), and switching models is an explicit ``reindex --model``.
+truth; ``memory_vec``, a ``vec0`` table, is derived from it and rebuilt by ``reindex``. Vectors
+of two models are never mixed: the file names one model (``memory_settings``), and switching
+models is an explicit ``reindex --model``.
 
-The index holds a signature of each vector (``simhash.py``: 2,048 sign bits of random
-projections, 256 bytes instead of 1,536): a kNN scans those by Hamming distance for
-``simhash.CANDIDATES`` candidates (or k, when more are asked for), within each asked slot, and
-the exact cosine distance, from the float vectors in ``memory_embeddings``, re-ranks them.
-Scanning float vectors in vec0 took 90-110 ms at 100k facts of 384 dimensions; sqlite-vec's
-cost grows with k times the facts scanned, so the candidates stay few.
+The index holds a signature of each vector (``simhash.py``: 1,024 sign bits of random
+projections, 128 bytes instead of 1,536), partitioned by slot and by shard (the fact's seq
+modulo ``SHARDS``). A kNN takes the nearest signatures of each partition it scans,
+``simhash.CANDIDATES`` (or k, when more are asked for) per slot spread evenly over the shards,
+and the exact cosine distance, from the float vectors in ``memory_embeddings``, re-ranks them.
+sqlite-vec 0.1.9 scans every vector of the partitions it is asked for, at a cost that grows
+with k times the facts scanned: sixteen scans for 16 candidates each cost less than one for
+256 and find as many of the true neighbours (bench_semantic.py at 100k facts: 0.6-0.7 times
+the time of one scan for 64, with more of the true 10 nearest found). Scanning float vectors
+instead took 90-110 ms at 100k facts of 384 dimensions.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ VEC_TABLE = "memory_vec"
 MAX_K = 4096  # sqlite-vec's limit on k
 BATCH_SIZE = 256
 RECENT_QUERIES = 64  # query vectors remembered (oldest out first)
+SHARDS = 16  # index partitions per slot (fact seq modulo SHARDS): see the module docstring
+INDEX_COLUMNS = (f"fact_seq integer primary key, slot text partition key, shard integer partition key, "
+                 f"{simhash.VERSION} bit[{simhash.BITS}], chunk_size=256")  # fmt: skip
 
 
 def _embedders():
@@ -73,9 +80,10 @@ class Semantic:
         return None if value is None else int(value)
 
     def has_index(self) -> bool:
-        """Is there a vector index of this slotmem's kind (older files indexed float vectors)?"""
+        """Is there a vector index of this slotmem's kind (older files indexed float vectors,
+        or signatures without shards)?"""
         row = self.conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone()
-        return row is not None and f"{simhash.VERSION} bit[{simhash.BITS}]" in row[0]
+        return row is not None and INDEX_COLUMNS in row[0]
 
     def off_reason(self) -> str | None:
         """None when hybrid search is on, else the one line that says why it is off."""
@@ -151,10 +159,7 @@ class Semantic:
     def _create_index(self, dimensions: int) -> None:
         """(Re)create the vec0 index and fill it from the current model's stored vectors."""
         self.conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
-        self.conn.execute(
-            f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(fact_seq integer primary key, "
-            f"slot text partition key, {simhash.VERSION} bit[{simhash.BITS}])"
-        )
+        self.conn.execute(f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0({INDEX_COLUMNS})")
         rows = self.conn.execute(
             """SELECT e.fact_seq, f.slot, e.embedding FROM memory_embeddings e
                JOIN memory_facts f ON f.seq = e.fact_seq
@@ -168,8 +173,8 @@ class Semantic:
         """(seq, slot, float blob) rows into the vec0 index, as signatures."""
         signatures = simhash.signatures([blob for *_, blob in rows], dimensions)
         self.conn.executemany(
-            f"INSERT INTO {VEC_TABLE} (fact_seq, slot, {simhash.VERSION}) VALUES (?, ?, vec_bit(?))",
-            [(seq, slot, signature) for (seq, slot, _), signature in zip(rows, signatures)],
+            f"INSERT INTO {VEC_TABLE} (fact_seq, slot, shard, {simhash.VERSION}) VALUES (?, ?, ?, vec_bit(?))",
+            [(seq, slot, seq % SHARDS, signature) for (seq, slot, _), signature in zip(rows, signatures)],
         )
 
     def _drifted(self) -> bool:
@@ -251,30 +256,38 @@ class Semantic:
         return blob
 
     def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]:
-        """The ``k`` nearest facts by cosine distance, best first: the nearest signatures, per
-        slot (vec0's partition key, applied before k), re-ranked by their float vectors."""
+        """The ``k`` nearest facts by cosine distance, best first: the nearest signatures of each
+        shard of each asked slot (vec0's partition keys, applied before k), re-ranked by their
+        float vectors."""
         k = max(1, min(int(k), MAX_K))
         [signature] = simhash.signatures([blob], len(blob) // 4)
+        per_shard = min(-(-max(k, simhash.CANDIDATES) // SHARDS), MAX_K)
         sql = (f"SELECT fact_seq FROM {VEC_TABLE} WHERE {simhash.VERSION} MATCH vec_bit(?) "
-               "AND k = ?")  # fmt: skip
-        candidates = min(max(k, simhash.CANDIDATES), MAX_K)
-        scans = [(sql, (signature, candidates))] if not slots else [
-            (sql + " AND slot = ?", (signature, candidates, slot)) for slot in slots]  # fmt: skip
+               "AND k = ? AND shard = ?")  # fmt: skip
+        scans = [(sql, (signature, per_shard, shard)) for shard in range(SHARDS)] if not slots else [
+            (sql + " AND slot = ?", (signature, per_shard, shard, slot))
+            for slot in slots for shard in range(SHARDS)]  # fmt: skip
         seqs = [seq for query, params in scans for (seq,) in self.conn.execute(query, params)]
         return sorted(self.distances(blob, seqs).items(), key=lambda item: item[1])[:k]
 
     def distances(self, blob: bytes, seqs: list[int], chunk: int = 500) -> dict[int, float]:
-        """Cosine distance of the query to the given facts, from their stored float vectors."""
-        found, model_id = {}, self.model_id()
+        """Cosine distance of the query to the given facts, from their stored float vectors
+        (unit length, as ``embedders.to_blob`` writes them and the query's)."""
+        import numpy as np
+
+        query, found, model_id = np.frombuffer(blob, dtype="<f4"), {}, self.model_id()
         for start in range(0, len(seqs), chunk):
             part = seqs[start : start + chunk]
             rows = self.conn.execute(
-                f"""SELECT fact_seq, vec_distance_cosine(embedding, ?) FROM memory_embeddings
+                f"""SELECT fact_seq, embedding FROM memory_embeddings
                     WHERE fact_seq IN ({", ".join("?" * len(part))}) AND model = ?
-                    AND length(embedding) > 0""",
-                [blob, *part, model_id],
-            )
-            found.update((seq, dist) for seq, dist in rows if dist is not None)
+                    AND length(embedding) = ?""",
+                [*part, model_id, len(blob)],
+            ).fetchall()
+            if rows:
+                vectors = np.frombuffer(b"".join(vector for _, vector in rows), dtype="<f4")
+                cosines = vectors.reshape(len(rows), -1) @ query
+                found.update(zip([seq for seq, _ in rows], (1.0 - cosines).tolist()))
         return found
 
     # -- reporting --------------------------------------------------------------------------

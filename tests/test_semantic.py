@@ -245,11 +245,14 @@ def test_real_offline_model_finds_the_meaning(store):
         "SELECT seq FROM memory_facts WHERE key = 'lesson.tests'").fetchone()[0]  # fmt: skip
 
 
-def test_an_older_float_index_is_rebuilt_without_re_embedding(mem):
-    """Files indexed by an earlier slotmem hold float vectors in vec0; this one indexes bits."""
+@pytest.mark.parametrize("columns", [
+    "slot text partition key, embedding float[64] distance_metric=cosine",  # float vectors
+    "slot text partition key, simhash1 bit[2048]",  # signatures, one partition per slot
+])  # fmt: skip
+def test_an_older_index_is_rebuilt_without_re_embedding(mem, columns):
+    """Files indexed by an earlier slotmem hold another layout; this one is detected and rebuilt."""
     mem.conn.execute(f"DROP TABLE {VEC_TABLE}")
-    mem.conn.execute(f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(fact_seq integer primary key, "
-                     "slot text partition key, embedding float[64] distance_metric=cosine)")  # fmt: skip
+    mem.conn.execute(f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(fact_seq integer primary key, {columns})")
     assert "older slotmem" in mem.semantic.off_reason()
     assert [h.fact.key for h in mem.query_facts("deploy Fridays")] == ["deploy.schedule"]  # lexical
     assert mem.semantic.reindex()["embedded"] == 0  # the vectors are kept; only the index is new
@@ -262,7 +265,7 @@ def test_knn_reranks_sign_bit_candidates_by_exact_cosine(store):
     values = [f"tea {'tea ' * i}coffee" for i in range(30)]
     store.upsert_many([{"slot": "user", "key": f"k{i}", "value": v} for i, v in enumerate(values)])
     store.semantic.reindex("fake-64")
-    assert "simhash1 bit[2048]" in store.conn.execute(
+    assert "simhash1 bit[1024]" in store.conn.execute(
         "SELECT sql FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone()[0]  # fmt: skip
     blob = store.semantic.query_vector("tea tea tea coffee")
     found = store.semantic.knn(blob, ["user"], 5)
@@ -270,6 +273,31 @@ def test_knn_reranks_sign_bit_candidates_by_exact_cosine(store):
     assert keys[found[0][0]] == "k2" and found[0][1] < 1e-6
     exact = sorted(store.semantic.distances(blob, list(keys)).items(), key=lambda item: item[1])[:5]
     assert [(seq, round(d, 6)) for seq, d in found] == [(seq, round(d, 6)) for seq, d in exact]
+
+
+def test_knn_takes_its_candidates_from_every_shard(store, monkeypatch):
+    """Each slot's index is split into SHARDS partitions (seq modulo SHARDS), and a search takes
+    the nearest signatures of each: sqlite-vec's cost grows with k times the facts scanned."""
+    from slotmem import semantic, simhash
+
+    values = [f"note {i} about {'tea' if i % 2 else 'coffee'} and topic {i * 7}" for i in range(40)]
+    store.upsert_many([{"slot": "user", "key": f"k{i}", "value": v} for i, v in enumerate(values)])
+    store.upsert("agent", "other", values[5])  # the same text in another slot
+    store.semantic.reindex("fake-64")
+    shards = dict(store.conn.execute(f"SELECT fact_seq, shard FROM {VEC_TABLE}"))
+    assert shards and all(shard == seq % semantic.SHARDS for seq, shard in shards.items())
+    monkeypatch.setattr(simhash, "CANDIDATES", 1)  # one candidate from each shard
+    asked = []
+    real = store.semantic.distances
+    monkeypatch.setattr(store.semantic, "distances", lambda blob, seqs: asked.append(seqs) or real(blob, seqs))
+    keys = dict(store.conn.execute("SELECT seq, key FROM memory_facts"))
+    for i in (0, 5, 17):
+        [(seq, distance)] = store.semantic.knn(store.semantic.query_vector(values[i]), ["user"], 1)
+        assert keys[seq] == f"k{i}" and distance < 1e-6
+        user_shards = {seq % semantic.SHARDS for seq in keys if keys[seq].startswith("k")}
+        assert len(asked[-1]) == len(user_shards) and {s % semantic.SHARDS for s in asked[-1]} == user_shards
+    assert {keys[seq] for seq, _ in store.semantic.knn(store.semantic.query_vector(values[5]), None, 32)[:2]} == {
+        "k5", "other"}  # fmt: skip
 
 
 def test_signatures_are_fixed_and_track_the_angle():
@@ -282,7 +310,7 @@ def test_signatures_are_fixed_and_track_the_angle():
     planes = simhash.hyperplanes(8)
     assert planes.shape == (simhash.BITS, 8) and set(np.unique(planes)) == {-1.0, 1.0}
     # the same hyperplanes on every machine: a file's signatures must not change under it
-    assert h.sha256(planes.tobytes()).hexdigest()[:16] == "ad28e508a066fbbe"
+    assert h.sha256(planes.tobytes()).hexdigest()[:16] == "96958b507c11e5de"
     rng = np.random.default_rng(1)
     base = rng.standard_normal(8).astype("<f4")
     near, far = base + 0.1 * rng.standard_normal(8).astype("<f4"), -base
