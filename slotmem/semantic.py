@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 from . import simhash
 from .errors import SlotmemError
@@ -56,6 +58,7 @@ class Semantic:
         self._models: dict[str, object] = {}
         self._queries: dict[tuple[str, str], bytes | None] = {}  # recent query vectors
         self._lock = threading.Lock()
+        self._helper: tuple[int, ThreadPoolExecutor] | None = None  # (pid, pool): see _scan
 
     @property
     def conn(self):
@@ -267,8 +270,31 @@ class Semantic:
         scans = [(sql, (signature, per_shard, shard)) for shard in range(SHARDS)] if not slots else [
             (sql + " AND slot = ?", (signature, per_shard, shard, slot))
             for slot in slots for shard in range(SHARDS)]  # fmt: skip
-        seqs = [seq for query, params in scans for (seq,) in self.conn.execute(query, params)]
-        return sorted(self.distances(blob, seqs).items(), key=lambda item: item[1])[:k]
+        return sorted(self.distances(blob, self._scan(scans)).items(), key=lambda item: item[1])[:k]
+
+    def _scan(self, scans: list[tuple[str, tuple]]) -> list[int]:
+        """The fact seqs the vec0 scans return, half of the scans run by a helper thread on its
+        own connection: one scan uses one core (hybrid at 100k facts: 0.8 times the time on two
+        cores). Serial on one core, and inside a transaction, whose writes another connection
+        would not see."""
+
+        def run(part):
+            return [seq for query, params in part for (seq,) in self.conn.execute(query, params)]
+
+        if len(scans) < 2 or (os.cpu_count() or 1) < 2 or self.conn.in_transaction:
+            return run(scans)
+        with self._lock:
+            if self._helper is None or self._helper[0] != os.getpid():  # a fork has no threads
+                self._helper = os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="slotmem-scan")
+            helper = self._helper[1]
+        other = helper.submit(run, scans[1::2])
+        return run(scans[::2]) + other.result()
+
+    def close(self) -> None:
+        """Stop the helper thread (its connection is closed with the store's)."""
+        helper, self._helper = self._helper, None
+        if helper and helper[0] == os.getpid():
+            helper[1].shutdown()
 
     def distances(self, blob: bytes, seqs: list[int], chunk: int = 500) -> dict[int, float]:
         """Cosine distance of the query to the given facts, from their stored float vectors

@@ -77,6 +77,7 @@ class Store:
         return db.transaction(self.conn)
 
     def close(self) -> None:
+        self.semantic.close()
         self._connections.close()
 
     def __enter__(self):

@@ -4,6 +4,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import time
 
 import llm
 import pytest
@@ -298,6 +299,46 @@ def test_knn_takes_its_candidates_from_every_shard(store, monkeypatch):
         assert len(asked[-1]) == len(user_shards) and {s % semantic.SHARDS for s in asked[-1]} == user_shards
     assert {keys[seq] for seq, _ in store.semantic.knn(store.semantic.query_vector(values[5]), None, 32)[:2]} == {
         "k5", "other"}  # fmt: skip
+
+
+def test_a_helper_thread_scans_half_the_shards_and_finds_the_same(store, monkeypatch):
+    values = [f"note {i} about {'tea' if i % 2 else 'coffee'} and topic {i * 7}" for i in range(40)]
+    store.upsert_many([{"slot": "user", "key": f"k{i}", "value": v} for i, v in enumerate(values)])
+    store.semantic.reindex("fake-64")
+    blob = store.semantic.query_vector("coffee and topic 21")
+    both = store.semantic.knn(blob, None, 40)
+    assert store.semantic._helper is not None  # the helper ran
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert store.semantic.knn(blob, None, 40) == both and len(both) == 40
+    monkeypatch.undo()
+    with store.transaction():  # the helper's connection would not see these: scanned in line
+        store.upsert_many([{"slot": "agent", "key": f"new{i}", "value": f"brand new fact {i} zebra"} for i in range(4)])
+        keys = dict(store.conn.execute("SELECT seq, key FROM memory_facts"))
+        for i in range(4):  # consecutive seqs: odd and even shards alike
+            [(seq, distance)] = store.semantic.knn(store.semantic.query_vector(f"brand new fact {i} zebra"), None, 1)
+            assert keys[seq] == f"new{i}" and distance < 1e-6
+    store.close()
+    assert store.semantic._helper is None
+    assert store.semantic.knn(blob, None, 40) == both  # a closed store reopens, and so does its helper
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
+def test_a_forked_child_gets_its_own_helper(mem):
+    blob = mem.semantic.query_vector("When do we ship?")
+    expected = mem.semantic.knn(blob, None, 3)
+    pid = os.fork()
+    if pid == 0:  # the child inherits the pool object but not its thread
+        os._exit(0 if mem.semantic.knn(blob, None, 3) == expected else 1)
+    for _ in range(200):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the child's search hung")
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_signatures_are_fixed_and_track_the_angle():
