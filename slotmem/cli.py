@@ -301,11 +301,11 @@ def migrate(list_, database):
 
 
 @cli.command()
-@click.option("--repair", is_flag=True, help="Rebuild derived indexes from the facts")
+@click.option("--repair", is_flag=True, help="Rebuild derived indexes (full-text, vector) from the facts and stored vectors")
 @click.option("--json", "as_json", is_flag=True)
 @database_option
 def doctor(repair, as_json, database):
-    """Check the file: integrity, full-text index, schema, journal mode."""
+    """Check the file: integrity, full-text and vector indexes, schema, journal mode."""
     from . import doctor as checks
 
     store = open_store(database)
@@ -362,7 +362,8 @@ def reindex(model, batch_size, database):
 
     Embeds every fact whose vector is missing or stale, in batches, with a progress bar;
     unchanged facts are skipped. A different --model re-embeds everything: the file never
-    mixes two models' vectors, and full-text search keeps serving meanwhile. Needs
+    mixes two models' vectors, and full-text search keeps serving meanwhile. A vector index
+    from an older slotmem is rebuilt from the stored vectors, without re-embedding. Needs
     pip install 'slotmem[semantic]'.
     """
     store = open_store(database)
