@@ -245,11 +245,12 @@ class Semantic:
         text = " ".join(str(text).split())[:4000]
         if not text:
             return None
-        key = (self.model().model_id, text)  # context contributors ask each slot the same
+        model = self.model()
+        key = (model.model_id, text)  # context contributors ask each slot the same
         blob = self._queries.get(key)
         if blob is None:
             try:
-                [blob] = _embedders().embed(self.model(), [text])
+                [blob] = _embedders().embed(model, [text])
             except SlotmemError as e:
                 log.warning("semantic leg skipped for this search (%s)", e)
                 return None
@@ -266,11 +267,12 @@ class Semantic:
         k = max(1, min(int(k), MAX_K))
         [signature] = simhash.signatures([blob], len(blob) // 4)
         per_shard = min(-(-max(k, simhash.CANDIDATES) // SHARDS), MAX_K)
-        sql = (f"SELECT fact_seq FROM {VEC_TABLE} WHERE {simhash.VERSION} MATCH vec_bit(?) "
-               "AND k = ? AND shard = ?")  # fmt: skip
-        scans = [(sql, (signature, per_shard, shard)) for shard in range(SHARDS)] if not slots else [
-            (sql + " AND slot = ?", (signature, per_shard, shard, slot))
-            for slot in slots for shard in range(SHARDS)]  # fmt: skip
+        sql = f"SELECT fact_seq FROM {VEC_TABLE} WHERE {simhash.VERSION} MATCH vec_bit(?) AND k = ? AND shard = ?"
+        partitions = [(shard,) for shard in range(SHARDS)]
+        if slots:
+            sql += " AND slot = ?"
+            partitions = [(shard, slot) for slot in slots for shard in range(SHARDS)]
+        scans = [(sql, (signature, per_shard, *partition)) for partition in partitions]
         return sorted(self.distances(blob, self._scan(scans)).items(), key=lambda item: item[1])[:k]
 
     def _scan(self, scans: list[tuple[str, tuple]]) -> list[int]:
