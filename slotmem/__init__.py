@@ -8,8 +8,8 @@ from .errors import (
     SlotmemError,
     StoreBusy,
 )
-from .models import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
-from .ranking import Ranking
+from .records import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
+from .search.lexical import Ranking
 from .store import Store
 
 __version__ = "0.1.0"

@@ -6,16 +6,16 @@ import dataclasses
 import os
 import secrets
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from . import db, lexical, query, validation
+from . import search, validation
 from .errors import InvalidInput
-from .models import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
-from .prune import prune_slot
-from .ranking import Ranking
-from .ranking import explain as explain_lexical
-from .semantic import Semantic, content_hash
+from .records import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
+from .search import DocFreqs, Query, Ranking
+from .storage import db, health, migrate, retention
+from .vectors.semantic import Semantic
 
 UPSERT_SQL = """
 INSERT INTO memory_facts
@@ -62,9 +62,9 @@ class Store:
         self.clock = clock
         self.ranking = ranking or Ranking()
         self._connections = db.Connections(self.path)
-        self.migrated = db.migrate(self._connections.get(), self.path)
-        self.semantic = Semantic(self)
-        self._doc_freqs = lexical.DocFreqs()
+        self.migrated = migrate.migrate(self._connections.get(), self.path)
+        self.semantic = Semantic(self._connections, clock)
+        self._doc_freqs = DocFreqs()
 
     # -- plumbing ---------------------------------------------------------------------------
     @property
@@ -103,7 +103,7 @@ class Store:
         vectors = self.semantic.prepare([item[2]])  # before the write lock: models can be slow
         with self.transaction():
             result = self._write(item, self.clock())
-            self._embed([result], vectors)
+            self.semantic.write(vectors, _changed([result]))
         return result
 
     def upsert_many(self, items: Iterable[Mapping]) -> list[UpsertResult]:
@@ -126,26 +126,8 @@ class Store:
         vectors = self.semantic.prepare([item[2] for item in checked])
         with self.transaction():
             results = self._write_all(checked, now)
-            self._embed(results, vectors)
+            self.semantic.write(vectors, _changed(results))
         return results
-
-    def _embed(self, results: list[UpsertResult], vectors) -> None:
-        """Inside the write transaction: the new values' vectors (from semantic.prepare)."""
-        if vectors is None:
-            return
-        model_id, dimensions, blobs = vectors
-        changed = {r.fact.id: (r.fact, blob) for r, blob in zip(results, blobs) if r.action != "unchanged"}
-        if not changed:
-            return
-        ids = list(changed)
-        rows = []
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            sql = f"SELECT id, seq FROM memory_facts WHERE id IN ({', '.join('?' * len(part))})"
-            for fact_id, seq in self.conn.execute(sql, part):
-                fact, blob = changed[fact_id]
-                rows.append((seq, fact.slot, content_hash(fact.value), blob))
-        self.semantic.write(rows, model_id, dimensions)
 
     def _write_all(self, items: list[tuple], now: int) -> list[UpsertResult]:
         """New keys go in with one executemany; keys that exist (or repeat) take _write's path."""
@@ -281,22 +263,22 @@ class Store:
         sqlite-vec, the lexical and semantic legs are fused (``semantic=False``: lexical only).
         """
         slots = validation.slots(slots)
-        limit = validation.positive_int(limit, "limit", allow_zero=False)
-        if slots == []:
-            return []
-        terms = query.parse(text)
-        hybrid_on = semantic and self.semantic.off_reason() is None and bool(str(text).strip())
-        budget = lexical.HYBRID_BUDGET if hybrid_on else None
-        plan = lexical.plan(self.conn, terms, budget, self._doc_freqs) if terms else None
-        if hybrid_on:
-            from . import hybrid
-
-            hits = hybrid.search(self, text, terms, plan, slots, limit, min_score, explain)
-        elif plan:
-            rows = self._search(plan, slots, limit, min_score, explain)
-            hits = [_hit(row, plan, self.ranking, explain) for row in rows]
-        else:
-            return []
+        query = Query.parse(
+            text,
+            slots=None if slots is None else tuple(slots),
+            limit=validation.positive_int(limit, "limit", allow_zero=False),
+            min_score=None if min_score is None else float(min_score),
+            explain=explain,
+            semantic=semantic,
+        )
+        hits = search.run(
+            self.conn,
+            query,
+            ranking=self.ranking,
+            now=self.clock(),
+            freqs=self._doc_freqs,
+            vectors=self.semantic.leg() if semantic else None,
+        )
         now = self.clock()
         if track_access and hits:
             self._touch([hit.fact.id for hit in hits], now)
@@ -307,18 +289,6 @@ class Store:
             ]  # fmt: skip
         return hits
 
-    def _search(self, plan, slots: list[str] | None, limit: int, min_score, explain: bool,
-                tf: bool = True):  # fmt: skip
-        """One statement: the plan's arms scored, summed, weighted, filtered, ordered, limited."""
-        sql, params = self.ranking.sql(plan, slots, explain, tf)
-        params.update(now=self.clock(), limit=limit)
-        score_filter = ""
-        if min_score is not None:
-            score_filter = "WHERE score >= :min_score"
-            params["min_score"] = float(min_score)
-        sql = f"SELECT * FROM ({sql}) {score_filter} ORDER BY score DESC, seq DESC LIMIT :limit"
-        return self.conn.execute(sql, params).fetchall()
-
     def _touch(self, ids: list[str], now: int) -> None:
         marks = ", ".join("?" * len(ids))
         with self.transaction():
@@ -328,10 +298,16 @@ class Store:
                 [now, *ids],
             )
 
-    # -- the flusher ------------------------------------------------------------------------
+    # -- deprecated ---------------------------------------------------------------------------
     def flush(self, transcript, model=None, **options):
-        """Let an llm model turn a transcript into facts: see slotmem.flusher.flush."""
-        from .flusher import flush
+        """Deprecated: use ``slotmem.ingest.flush(store, transcript, model, ...)``. The flusher
+        is a client of the Store, not a part of it."""
+        warnings.warn(
+            "Store.flush is deprecated: use slotmem.ingest.flush(store, transcript, model)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        from .ingest.flush import flush
 
         return flush(self, transcript, model, **options)
 
@@ -382,7 +358,10 @@ class Store:
             else validation.positive_int(min_access_count, "min_access_count")
         )
         with self.transaction():
-            return prune_slot(self, slot, cap, age, count, dry_run)
+            return retention.prune_slot(
+                self.conn, slot, cap, age, count, now=self.clock(), dry_run=dry_run,
+                archive=self._archive, forget=self.semantic.forget,
+            )  # fmt: skip
 
     def prune(self, *, dry_run: bool = False) -> list[PruneReport]:
         """Prune every slot that has a policy (what cron runs), then checkpoint the WAL."""
@@ -393,6 +372,22 @@ class Store:
 
     def checkpoint(self) -> None:
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    # -- health -------------------------------------------------------------------------------
+    def doctor(self) -> list[dict]:
+        """One row per check (name, ok, detail, and the fix when not ok): integrity, the
+        full-text indexes, the schema, the semantic leg, the journal mode."""
+        conn = self.conn
+        return [*health.checks(conn), *self.semantic.checks(), health.journal_check(conn)]
+
+    def repair(self) -> list[str]:
+        """Rebuild what is derived (the full-text indexes, the vector index) from what is true
+        (memory_facts, memory_embeddings). Returns what was done."""
+        with self.transaction():
+            done = [health.rebuild_fts(self.conn)]
+            if self.semantic.rebuild_index():
+                done.append("rebuilt the vector index from memory_embeddings")
+        return done
 
     # -- introspection ----------------------------------------------------------------------
     def slots(self) -> dict[str, int]:
@@ -408,7 +403,7 @@ class Store:
             "history": conn.execute("SELECT count(*) FROM memory_fact_history").fetchone()[0],
             "feedback": conn.execute("SELECT count(*) FROM memory_feedback").fetchone()[0],
             "file_bytes": self.path.stat().st_size if self.path.exists() else 0,
-            "migrations": db.applied_migrations(conn),
+            "migrations": migrate.applied_migrations(conn),
             "sqlite_version": db.driver.sqlite_version,
             "driver": db.driver.__name__,
             "semantic": self.semantic.off_reason() or f"on ({self.semantic.model_id()})",
@@ -431,6 +426,6 @@ def _non_negative(number, what: str) -> float:
     return float(number)
 
 
-def _hit(row, plan, ranking: Ranking, with_explanation: bool) -> Hit:
-    parts = explain_lexical(row, plan, ranking) if with_explanation else None
-    return Hit(Fact.from_row(row), row["score"], parts)
+
+def _changed(results: list[UpsertResult]) -> list[Fact]:
+    return [result.fact for result in results if result.action != "unchanged"]

@@ -4,18 +4,21 @@ import multiprocessing
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 from sqlite_utils import Database
 
-from slotmem import CorruptDatabase, InvalidInput, SchemaTooNew, Store, db
+from slotmem import CorruptDatabase, InvalidInput, SchemaTooNew, Store
+from slotmem.storage import db, migrate
 from tests.conftest import fts_integrity_error
 
 
 def test_new_file_gets_every_migration(db_path):
     with Store(db_path) as store:
-        assert store.migrated == db.migration_names()
-        assert db.applied_migrations(store.conn) == db.migration_names()
+        assert store.migrated == migrate.migration_names()
+        assert migrate.applied_migrations(store.conn) == migrate.migration_names()
         assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert store.conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
         assert store.conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
@@ -23,14 +26,14 @@ def test_new_file_gets_every_migration(db_path):
 
 def test_file_made_by_0001_alone_is_upgraded(db_path):
     conn = db.connect(db_path)
-    db.migration_set().apply(Database(conn), stop_before=db.migration_names()[1:])
+    migrate.migration_set().apply(Database(conn), stop_before=migrate.migration_names()[1:])
     conn.execute(
         "INSERT INTO memory_facts (id, slot, key, value, created_at, updated_at, last_accessed) "
         "VALUES ('f1', 'user', 'timezone', 'Europe/Stockholm', 1, 1, 1)"
     )
     conn.close()
     with Store(db_path) as store:
-        assert store.migrated == db.migration_names()[1:]
+        assert store.migrated == migrate.migration_names()[1:]
         assert store.get("user", "timezone").value == "Europe/Stockholm"
         assert store.policy("user") is not None
         assert [h.fact.key for h in store.query_facts("Stockholm")] == ["timezone"]
@@ -153,15 +156,25 @@ def test_threads_use_their_own_connections(store):
     assert store.slots() == {"agent": 80}
 
 
-def test_sqlite_utils_uses_the_same_driver(db_path):
-    import sqlite_utils.db
-    import sqlite_utils.utils
-
-    assert sqlite_utils.utils.sqlite3 is db.driver is sqlite_utils.db.sqlite3
-    conn = db.connect(db_path)
-    # drop(ignore=True) relies on catching the driver's OperationalError inside sqlite-utils
-    Database(conn)["no_such_table"].drop(ignore=True)
-    conn.close()
+def test_slotmem_leaves_sqlite_utils_driver_alone(db_path):
+    """Other users of sqlite-utils in the process (llm's logs database, when slotmem runs as an
+    llm plugin) keep the driver sqlite-utils chose, whichever driver slotmem uses."""
+    script = """
+import sys
+import sqlite_utils.db, sqlite_utils.utils
+before = sqlite_utils.utils.sqlite3
+import slotmem
+from slotmem.storage import db
+with slotmem.Store(sys.argv[1]) as store:
+    store.upsert("user", "city", "Malmö")
+assert sqlite_utils.utils.sqlite3 is before and sqlite_utils.db.sqlite3 is before
+other = sqlite_utils.Database(sys.argv[1] + ".other")
+assert type(other.conn).__module__.startswith(before.__name__), type(other.conn)
+other["no_such_table"].drop(ignore=True)  # catches its own driver's OperationalError
+print(db.driver.__name__, before.__name__)
+"""
+    done = subprocess.run([sys.executable, "-c", script, str(db_path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_driver_choice_from_environment(monkeypatch):

@@ -1,4 +1,4 @@
-"""The fusion formula (slotmem/fusion.py) and its plumbing (slotmem/hybrid.py)."""
+"""The fusion formula (slotmem/search/fusion.py) and its plumbing (slotmem/search/hybrid.py)."""
 
 import hashlib
 
@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slotmem import fusion, hybrid, lexical, query
+from slotmem.search import fusion, hybrid, lexical, plan
+from slotmem.search.query import Query
 
 # A typical semantic leg: its best neighbour, then a slope of weaker ones (spread 0.13, as on
 # LoCoMo, gives the legs about equal weight).
@@ -96,10 +97,12 @@ def test_scores_are_bounded_and_sorted(coverage, cosine, weight):
 
 # -- coverage, computed from a real lexical leg -----------------------------------------------
 def coverage_of(store, text):
-    terms = query.parse(text)
-    plan = lexical.plan(store.conn, terms)
-    rows = store._search(plan, None, fusion.DEPTH, None, True)
-    found = hybrid.coverages(store, plan, terms, rows)
+    query = Query.parse(text)
+    chosen = plan.plan(store.conn, query.terms)
+    rows = lexical.search(
+        store.conn, chosen, store.ranking, slots=None, limit=fusion.DEPTH, now=0, explain=True
+    )
+    found = hybrid.coverages(chosen, query, store.ranking, rows)
     keys = dict(store.conn.execute("SELECT seq, key FROM memory_facts"))
     return {keys[seq]: value for seq, value in found.items()}
 

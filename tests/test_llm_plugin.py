@@ -3,8 +3,9 @@ import json
 import llm
 import pytest
 
-from slotmem import InvalidInput, Store, llm_plugin
-from slotmem.llm_plugin import Slotmem
+from slotmem import InvalidInput, Store
+from slotmem.agents import llm_plugin
+from slotmem.agents.llm_plugin import Slotmem
 
 
 def test_toolbox_remembers_recalls_and_forgets(db_path):

@@ -4,7 +4,7 @@ import json
 from mcp import Client
 
 from slotmem import Store
-from slotmem.mcp_server import build_server
+from slotmem.agents.mcp_server import build_server
 
 
 def call(server, name, arguments):

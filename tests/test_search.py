@@ -2,7 +2,9 @@ import math
 
 import pytest
 
-from slotmem import Store, lexical, query
+from slotmem import Store
+from slotmem.search import plan as lexical
+from slotmem.search import terms as query
 from tests.conftest import fts_integrity_error
 
 HOSTILE = [
@@ -28,8 +30,8 @@ def deploy_store(store):
 def test_query_never_raises_on_hostile_text(deploy_store, text):
     hits = deploy_store.query_facts(text)
     assert isinstance(hits, list)
-    expression = query.build(text)
-    assert expression is None or all(part.startswith('"') for part in expression.split(" OR "))
+    chosen = lexical.plan(deploy_store.conn, query.parse(text))
+    assert all(arm.match.startswith('"') and arm.match.endswith('"') for arm in chosen.arms)
 
 
 def test_hostile_text_still_finds_its_words(deploy_store):
@@ -40,7 +42,7 @@ def test_hostile_text_still_finds_its_words(deploy_store):
 
 def test_text_without_tokens_returns_nothing(deploy_store):
     for text in ["", "   ", "?!", "the and of", "\x00\x01"]:
-        assert query.build(text) is None
+        assert not query.parse(text)
         assert deploy_store.query_facts(text) == []
 
 
@@ -211,7 +213,7 @@ def test_indexed_rows_reads_the_averages_record(store):
     store.upsert_many([{"slot": "user", "key": f"k{i}", "value": "v"} for i in range(300)])
     store.delete("user", "k7")
     assert lexical.indexed_rows(store.conn, lexical.WORDS) == 299
-    assert lexical._varint(bytes([0xBD, 0x84, 0x40])) == 1_000_000
+    assert lexical.varint(bytes([0xBD, 0x84, 0x40])) == 1_000_000
 
 
 def test_budgeted_search_of_a_small_slot_skips_other_slots(store, small_limits):

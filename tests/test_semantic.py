@@ -10,8 +10,8 @@ import llm
 import pytest
 
 from slotmem import ModelError, Store
-from slotmem.embedders import to_blob
-from slotmem.semantic import VEC_TABLE
+from slotmem.vectors.embedders import to_blob
+from slotmem.vectors.index import VEC_TABLE
 
 # Deterministic fake embeddings: words hashed into buckets, with a few synonyms folded together
 # so that meaning-level matches exist without a real model.
@@ -156,18 +156,16 @@ def test_unknown_model_is_a_clear_error(store):
 
 
 def test_doctor_reports_the_semantic_state(mem):
-    from slotmem import doctor
-
-    row = {r["check"]: r for r in doctor.check(mem)}["semantic search"]
+    row = {r["check"]: r for r in mem.doctor()}["semantic search"]
     assert row["ok"] and "fake-64, 3 vectors, 0 missing or stale" in row["detail"]
     mem.conn.execute(f"DELETE FROM {VEC_TABLE} WHERE fact_seq = (SELECT max(seq) FROM memory_facts)")
-    rows = {r["check"]: r for r in doctor.check(mem)}
+    rows = {r["check"]: r for r in mem.doctor()}
     assert rows["semantic search"]["ok"] and not rows["vector index in sync"]["ok"]
     assert rows["vector index in sync"]["detail"] == "2 indexed, 3 stored"
-    assert doctor.repair(mem)[-1] == "rebuilt the vector index from memory_embeddings"
-    assert {r["check"]: r for r in doctor.check(mem)}["vector index in sync"]["ok"]
+    assert mem.repair()[-1] == "rebuilt the vector index from memory_embeddings"
+    assert {r["check"]: r for r in mem.doctor()}["vector index in sync"]["ok"]
     mem.conn.execute("DELETE FROM memory_embeddings WHERE fact_seq = (SELECT min(seq) FROM memory_facts)")
-    row = {r["check"]: r for r in doctor.check(mem)}["semantic search"]
+    row = {r["check"]: r for r in mem.doctor()}["semantic search"]
     assert not row["ok"] and row["fix"] == "slotmem reindex"
 
 
@@ -176,12 +174,12 @@ def test_extension_absent_lexical_still_serves(mem, db_path):
     mem.close()
     script = """
 import sys, json
-from slotmem import Store, doctor
+from slotmem import Store
 store = Store(sys.argv[1])
 hits = [h.fact.key for h in store.query_facts("deploy Fridays")]
 store.upsert("user", "city", "Lives in Malmö")
 store.delete("project", "stack")
-row = {r["check"]: r for r in doctor.check(store)}["semantic search"]
+row = {r["check"]: r for r in store.doctor()}["semantic search"]
 try:
     store.semantic.reindex()
     reindex = "ran"
@@ -279,14 +277,14 @@ def test_knn_reranks_sign_bit_candidates_by_exact_cosine(store):
 def test_knn_takes_its_candidates_from_every_shard(store, monkeypatch):
     """Each slot's index is split into SHARDS partitions (seq modulo SHARDS), and a search takes
     the nearest signatures of each: sqlite-vec's cost grows with k times the facts scanned."""
-    from slotmem import semantic, simhash
+    from slotmem.vectors import index, simhash
 
     values = [f"note {i} about {'tea' if i % 2 else 'coffee'} and topic {i * 7}" for i in range(40)]
     store.upsert_many([{"slot": "user", "key": f"k{i}", "value": v} for i, v in enumerate(values)])
     store.upsert("agent", "other", values[5])  # the same text in another slot
     store.semantic.reindex("fake-64")
     shards = dict(store.conn.execute(f"SELECT fact_seq, shard FROM {VEC_TABLE}"))
-    assert shards and all(shard == seq % semantic.SHARDS for seq, shard in shards.items())
+    assert shards and all(shard == seq % index.SHARDS for seq, shard in shards.items())
     monkeypatch.setattr(simhash, "CANDIDATES", 1)  # one candidate from each shard
     asked = []
     real = store.semantic.distances
@@ -295,8 +293,8 @@ def test_knn_takes_its_candidates_from_every_shard(store, monkeypatch):
     for i in (0, 5, 17):
         [(seq, distance)] = store.semantic.knn(store.semantic.query_vector(values[i]), ["user"], 1)
         assert keys[seq] == f"k{i}" and distance < 1e-6
-        user_shards = {seq % semantic.SHARDS for seq in keys if keys[seq].startswith("k")}
-        assert len(asked[-1]) == len(user_shards) and {s % semantic.SHARDS for s in asked[-1]} == user_shards
+        user_shards = {seq % index.SHARDS for seq in keys if keys[seq].startswith("k")}
+        assert len(asked[-1]) == len(user_shards) and {s % index.SHARDS for s in asked[-1]} == user_shards
     assert {keys[seq] for seq, _ in store.semantic.knn(store.semantic.query_vector(values[5]), None, 32)[:2]} == {
         "k5", "other"}  # fmt: skip
 
@@ -307,7 +305,7 @@ def test_a_helper_thread_scans_half_the_shards_and_finds_the_same(store, monkeyp
     store.semantic.reindex("fake-64")
     blob = store.semantic.query_vector("coffee and topic 21")
     both = store.semantic.knn(blob, None, 40)
-    assert store.semantic._helper is not None  # the helper ran
+    assert store.semantic.index._pool is not None  # the helper ran
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
     assert store.semantic.knn(blob, None, 40) == both and len(both) == 40
     monkeypatch.undo()
@@ -318,7 +316,7 @@ def test_a_helper_thread_scans_half_the_shards_and_finds_the_same(store, monkeyp
             [(seq, distance)] = store.semantic.knn(store.semantic.query_vector(f"brand new fact {i} zebra"), None, 1)
             assert keys[seq] == f"new{i}" and distance < 1e-6
     store.close()
-    assert store.semantic._helper is None
+    assert store.semantic.index._pool is None
     assert store.semantic.knn(blob, None, 40) == both  # a closed store reopens, and so does its helper
 
 
@@ -346,7 +344,7 @@ def test_signatures_are_fixed_and_track_the_angle():
 
     import numpy as np
 
-    from slotmem import simhash
+    from slotmem.vectors import simhash
 
     planes = simhash.hyperplanes(8)
     assert planes.shape == (simhash.BITS, 8) and set(np.unique(planes)) == {-1.0, 1.0}
@@ -365,7 +363,8 @@ def test_signatures_are_fixed_and_track_the_angle():
 
 
 def test_the_same_question_to_each_slot_is_embedded_once(mem, monkeypatch):
-    from slotmem import context, embedders
+    from slotmem.agents import context
+    from slotmem.vectors import embedders
 
     calls = []
     real = embedders.embed

@@ -7,12 +7,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from slotmem.errors import InvalidInput
-from slotmem.transcripts import (
+from slotmem.ingest.llm_logs import from_llm_logs
+from slotmem.ingest.transcripts import (
     TranscriptError,
     Turn,
     chunk_texts,
     content_text,
-    from_llm_logs,
     parse,
     read_path,
 )

@@ -1,0 +1,95 @@
+"""Commands on single facts: remember, get, forget, list, history, rate."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from .app import cli, database_option, open_store
+from .output import emit, fact_rows, format_options
+
+FACT_COLUMNS = ["slot", "key", "value", "confidence", "access_count", "last_accessed"]
+
+
+@cli.command()
+@click.argument("slot")
+@click.argument("key")
+@click.argument("value")
+@click.option("-c", "--confidence", type=float, default=1.0, show_default=True, help="0 to 1")
+@click.option("--source", default="cli", show_default=True, help="Provenance to record")
+@database_option
+def remember(slot, key, value, confidence, source, database):
+    """Store VALUE under SLOT/KEY (use - to read VALUE from stdin).
+
+    \b
+    slotmem remember user timezone "Europe/Stockholm" -c 0.9
+    """
+    if value == "-":
+        value = sys.stdin.read()
+    result = open_store(database).upsert(slot, key, value, confidence=confidence, source=source)
+    click.echo(f"{result.action}: {slot}/{key}")
+    if result.action == "updated":
+        click.echo(f"  was: {result.previous.value}")
+
+
+@cli.command()
+@click.argument("slot")
+@click.argument("key")
+@click.option("--json", "as_json", is_flag=True, help="Output the whole fact as JSON")
+@database_option
+def get(slot, key, as_json, database):
+    """Print the value of SLOT/KEY (exit status 1 when there is none)."""
+    fact = open_store(database).get(slot, key)
+    if fact is None:
+        raise click.ClickException(f"no fact {slot}/{key}")
+    click.echo(json.dumps(fact.to_dict(), indent=2, ensure_ascii=False) if as_json else fact.value)
+
+
+@cli.command()
+@click.argument("slot")
+@click.argument("key")
+@database_option
+def forget(slot, key, database):
+    """Delete SLOT/KEY; its last value stays in history."""
+    if not open_store(database).delete(slot, key, source="cli"):
+        raise click.ClickException(f"no fact {slot}/{key}")
+    click.echo(f"forgot: {slot}/{key}")
+
+
+@cli.command(name="list")
+@click.argument("slot", required=False)
+@click.option("-n", "--limit", type=int, default=50, show_default=True, help="0 for all")
+@click.option("--order", type=click.Choice(["accessed", "used", "updated", "created", "key"]),
+              default="accessed", show_default=True)  # fmt: skip
+@format_options
+@database_option
+def list_(slot, limit, order, fmt, database):
+    """List facts of SLOT (or all slots), most recently accessed first."""
+    facts = open_store(database).list_facts(slot, limit=limit or None, order=order)
+    emit(fact_rows(facts, fmt), fmt, None if fmt else FACT_COLUMNS)
+
+
+@cli.command()
+@click.argument("slot")
+@click.argument("key")
+@format_options
+@database_option
+def history(slot, key, fmt, database):
+    """Old values of SLOT/KEY, newest first (overwrites, deletes, prunes)."""
+    entries = open_store(database).history(slot, key)
+    emit(fact_rows(entries, fmt), fmt,
+         None if fmt else ["changed_at", "reason", "value", "confidence", "source"])  # fmt: skip
+
+
+@cli.command()
+@click.argument("slot")
+@click.argument("key")
+@click.argument("rating", type=click.IntRange(-3, 3))
+@click.option("--comment", help="Why")
+@database_option
+def rate(slot, key, rating, comment, database):
+    """Rate SLOT/KEY from -3 to 3; quality feedback scales its search score."""
+    fact = open_store(database).rate(slot, key, rating, comment)
+    click.echo(f"rated {slot}/{key}: quality is now {fact.quality}")

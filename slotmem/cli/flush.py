@@ -1,0 +1,122 @@
+"""`slotmem flush`: turn a conversation transcript into facts with an LLM."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import SlotmemError
+from ..ingest.flush import DEFAULT_CHUNK_CHARS, DEFAULT_SLOTS
+from ..ingest.policy import DEFAULT_MIN_CONFIDENCE
+from ..ingest.report import FlushReport
+from .app import cli, database_option
+
+REPORT_COLUMNS = ["action", "slot", "key", "value", "confidence", "note"]
+
+
+@cli.command()
+@click.argument("file", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "--conversation", "conversation_id", metavar="ID",
+    help="Read this conversation from the llm tool's logs database instead of FILE",
+)  # fmt: skip
+@click.option("-m", "--model", help="llm model id or alias  [default: llm's default model]")
+@click.option(
+    "-s", "--slot", "slots", multiple=True, metavar="SLOT",
+    help="A slot facts may go into (repeatable)  [default: user, project, agent]",
+)  # fmt: skip
+@click.option(
+    "--min-confidence", type=click.FloatRange(0, 1), default=DEFAULT_MIN_CONFIDENCE,
+    show_default=True, help="Reject facts the model is less sure of",
+)  # fmt: skip
+@click.option("--source", help="Provenance to record  [default: the file name, or llm:ID]")
+@click.option(
+    "--chunk-size", type=click.IntRange(min=1000), default=DEFAULT_CHUNK_CHARS,
+    show_default=True, help="Characters of transcript per model call",
+)  # fmt: skip
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing")
+@click.option(
+    "--progress/--no-progress", default=None,
+    help="Progress bar on stderr  [default: when stderr is a terminal]",
+)  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Output the report as JSON")
+@database_option
+def flush(
+    file, conversation_id, model, slots, min_confidence, source, chunk_size, dry_run, progress,
+    as_json, database,
+):  # fmt: skip
+    """Extract durable facts from a conversation with an LLM and store them.
+
+    FILE is plain text, a JSON list of {role, content} messages, or JSON Lines of
+    them; - reads standard input. --conversation ID reads a conversation logged by
+    the llm tool ('llm logs list' shows the ids). Every proposed fact is reported
+    as created, updated, unchanged or rejected (with the reason).
+
+    \b
+        slotmem flush chat.json -m gpt-4o-mini
+        slotmem flush --conversation 01jq3... --dry-run
+        cat notes.txt | slotmem flush - --slot project
+    """
+    from ..ingest.flush import flush as run_flush
+    from ..store import Store
+
+    try:
+        transcript = _read_transcript(file, conversation_id)
+        if progress is None:
+            progress = sys.stderr.isatty()
+        with Store(database) as store:
+            report = run_flush(
+                store, transcript, model, slots=slots or DEFAULT_SLOTS, source=source,
+                dry_run=dry_run, min_confidence=min_confidence, chunk_chars=chunk_size,
+                progress=progress,
+            )  # fmt: skip
+    except SlotmemError as ex:
+        raise click.ClickException(str(ex)) from ex
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        _print_report(report)
+
+
+def _read_transcript(file, conversation_id):
+    from ..ingest.llm_logs import from_llm_logs
+    from ..ingest.transcripts import parse, read_path
+
+    if file and conversation_id:
+        raise click.UsageError("Give a FILE or --conversation ID, not both")
+    if conversation_id:
+        return from_llm_logs(conversation_id)
+    if not file:
+        raise click.UsageError("Give a transcript FILE (- for standard input) or --conversation ID")
+    if file == "-":
+        with click.open_file("-", "rb") as stdin:
+            return parse(stdin.read(), source="stdin")
+    return read_path(file)
+
+
+def _print_report(report: FlushReport) -> None:
+    from .output import table
+
+    rows = [
+        {
+            "action": item.action,
+            "slot": item.slot,
+            "key": item.key,
+            "value": item.value,
+            "confidence": item.confidence,
+            "note": item.reason or (f"was: {item.old_value}" if item.action == "updated" else ""),
+        }
+        for item in report.items
+    ]
+    if rows:
+        click.echo(table(rows, REPORT_COLUMNS))
+    else:
+        click.echo("The model proposed no facts.")
+    counts = ", ".join(f"{n} {action}" for action, n in report.counts().items())
+    chunks = f" in {report.chunks} chunks" if report.chunks > 1 else ""
+    click.echo(f"\n{counts} (model {report.model}{chunks}, prompt {report.prompt_version})")
+    if report.dry_run:
+        click.echo("Dry run: nothing was written.")

@@ -1,0 +1,165 @@
+"""Commands that look after the file: path, stats, policy, prune, migrate, doctor, reindex."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from .app import cli, database_option, open_store
+from .output import emit, format_options
+
+
+@cli.command()
+@database_option
+def path(database):
+    """Print the path of the memory file."""
+    click.echo(str(database))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+@database_option
+def stats(as_json, database):
+    """Counts per slot, file size, schema and driver."""
+    data = open_store(database).stats()
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    for name, value in data.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items()) or "(empty)"
+        elif isinstance(value, list):
+            value = ", ".join(value)
+        click.echo(f"{name}: {value}")
+
+
+@cli.command()
+@click.argument("slot", required=False)
+@click.option("--cap", type=int, help="Most facts to keep")
+@click.option("--min-age-days", type=float, default=30, show_default=True)
+@click.option("--min-access-count", type=int, default=3, show_default=True)
+@click.option("--description", help="What the slot is for")
+@format_options
+@database_option
+def policy(slot, cap, min_age_days, min_access_count, description, fmt, database):
+    """Show retention policies, or set SLOT's with --cap."""
+    store = open_store(database)
+    if cap is not None:
+        if not slot:
+            raise click.UsageError("--cap needs a SLOT")
+        store.set_policy(slot, cap=cap, min_age_days=min_age_days,
+                         min_access_count=min_access_count, description=description)  # fmt: skip
+    policies = [p for p in store.policies() if not slot or p.slot == slot]
+    emit([p.to_dict() for p in policies], fmt)
+
+
+@cli.command()
+@click.argument("slot", required=False)
+@click.option("--cap", type=int, help="Most facts to keep in the slot")
+@click.option("--min-age-days", type=float, help="Only prune facts untouched this long")
+@click.option("--min-access-count", type=int, help="Only prune facts accessed fewer times")
+@click.option("--dry-run", is_flag=True, help="Show what would go, remove nothing")
+@format_options
+@database_option
+def prune(slot, cap, min_age_days, min_access_count, dry_run, fmt, database):
+    """Prune SLOT, or every slot with a policy (for cron).
+
+    When a slot holds more than its cap, the excess goes among facts neither accessed nor
+    updated for --min-age-days and accessed fewer than --min-access-count times, least used
+    and oldest first. Removed facts stay in history.
+
+    \b
+    0 3 * * *  slotmem prune -d ~/agent.db
+    """
+    store = open_store(database)
+    if slot:
+        reports = [store.prune_slot(slot, cap=cap, min_age_days=min_age_days,
+                                    min_access_count=min_access_count, dry_run=dry_run)]  # fmt: skip
+    elif cap is not None or min_age_days is not None or min_access_count is not None:
+        raise click.UsageError("--cap, --min-age-days and --min-access-count need a SLOT")
+    else:
+        reports = store.prune(dry_run=dry_run)
+    rows = [report.to_dict() for report in reports]
+    if fmt in (None, "table"):
+        for row in rows:
+            row["removed"] = len(row["removed"])
+    emit(rows, fmt)
+
+
+@cli.command()
+@click.option("--list", "list_", is_flag=True, help="List migrations and whether applied")
+@database_option
+def migrate(list_, database):
+    """Apply pending schema migrations (opening a file does this too)."""
+    if list_:
+        from ..storage import db
+        from ..storage import migrate as schema
+
+        conn = db.connect(database)
+        try:
+            applied = set(schema.applied_migrations(conn))
+        finally:
+            conn.close()
+        for name in schema.migration_names():
+            click.echo(f"[{'x' if name in applied else ' '}] {name}")
+        return
+    applied = open_store(database).migrated
+    click.echo(f"applied: {', '.join(applied)}" if applied else "up to date")
+
+
+@cli.command()
+@click.option("--repair", is_flag=True, help="Rebuild derived indexes (full-text, vector) from the facts and stored vectors")
+@click.option("--json", "as_json", is_flag=True)
+@database_option
+def doctor(repair, as_json, database):
+    """Check the file: integrity, full-text and vector indexes, schema, journal mode."""
+    store = open_store(database)
+    if repair:
+        for line in store.repair():
+            click.echo(line)
+    results = store.doctor()
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
+    else:
+        for row in results:
+            mark = "ok " if row["ok"] else "BAD"
+            fix = f"  fix: {row['fix']}" if row["fix"] else ""
+            click.echo(f"[{mark}] {row['check']}: {row['detail']}{fix}")
+    if not all(row["ok"] for row in results):
+        sys.exit(1)
+
+
+@cli.command()
+@click.option("-m", "--model", help="llm embedding model id  [default: the file's, else all-minilm-l6-v2-int8]")
+@click.option("--batch-size", type=click.IntRange(1, 4096), default=256, show_default=True)
+@database_option
+def reindex(model, batch_size, database):
+    """Turn on semantic search, or bring its vectors up to date.
+
+    Embeds every fact whose vector is missing or stale, in batches, with a progress bar;
+    unchanged facts are skipped. A different --model re-embeds everything: the file never
+    mixes two models' vectors, and full-text search keeps serving meanwhile. A vector index
+    from an older slotmem is rebuilt from the stored vectors, without re-embedding. Needs
+    pip install 'slotmem[semantic]'.
+    """
+    store = open_store(database)
+    bar = None
+
+    def start(total):
+        nonlocal bar
+        bar = click.progressbar(length=total, label="Embedding facts", file=sys.stderr)
+        bar.__enter__()
+
+    try:
+        report = store.semantic.reindex(model, batch_size=batch_size, total=start,
+                                        progress=lambda n: bar.update(n))  # fmt: skip
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    note = " (model switched: every fact re-embedded)" if report["switched"] else ""
+    click.echo(f"{report['embedded']} facts embedded with {report['model']} "
+               f"({report['dimensions']} dimensions){note}")  # fmt: skip
+    if report["unusable"]:
+        click.echo(f"{report['unusable']} facts gave no usable vector: they are found by full-text search only")

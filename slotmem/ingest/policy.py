@@ -1,0 +1,110 @@
+"""The write policy: what a proposed fact must be to be stored, and how it is normalized."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from pydantic import ValidationError
+
+from ..safety import injection_reason, one_line, secret_reason
+from .reply import ProposedFact
+from .report import FlushItem
+
+DEFAULT_MIN_CONFIDENCE = 0.4
+KEY_MAX_CHARS = 100
+VALUE_MAX_CHARS = 500
+
+
+class Policy:
+    "Turns one raw proposed fact into a FlushItem: accepted (classified against the store later) or rejected with a reason."
+
+    def __init__(self, slots, min_confidence=DEFAULT_MIN_CONFIDENCE, value_max=VALUE_MAX_CHARS):
+        self.slots = tuple(slots)
+        self.min_confidence = min_confidence
+        self.value_max = value_max
+
+    def check(self, raw) -> FlushItem:
+        try:
+            fact = ProposedFact.model_validate(_known_fields(raw))
+        except ValidationError as ex:
+            return _rejected(raw, "malformed fact: " + _pydantic_reason(ex))
+        slot = fact.slot.strip().lower()
+        key = normalize_key(fact.key)
+        value = cap_value(fact.value, self.value_max)
+        item = FlushItem(slot, key or fact.key, value, fact.confidence, "created")
+        reason = self._reason(item, key, fact)
+        if reason:
+            item.action, item.reason = "rejected", reason
+        return item
+
+    def _reason(self, item: FlushItem, key: str, fact: ProposedFact) -> str | None:
+        suspicious = injection_reason(fact.key, fact.value) or secret_reason(fact.value)
+        if suspicious:
+            return suspicious
+        if item.slot not in self.slots:
+            return f"unknown slot {item.slot!r} (expected one of: {', '.join(self.slots)})"
+        if not key:
+            return f"key {fact.key!r} is empty after normalizing"
+        if len(key) > KEY_MAX_CHARS:
+            return f"key is longer than {KEY_MAX_CHARS} characters"
+        if not item.value:
+            return "value is empty"
+        if not 0.0 <= fact.confidence <= 1.0:
+            return f"confidence {fact.confidence} is outside [0, 1]"
+        if fact.confidence < self.min_confidence:
+            return f"confidence {fact.confidence:g} is below the floor {self.min_confidence:g}"
+        return None
+
+
+def _known_fields(raw):
+    if not isinstance(raw, dict):
+        return raw
+    return {name: raw[name] for name in ProposedFact.model_fields if name in raw}
+
+
+def _pydantic_reason(ex: ValidationError) -> str:
+    error = ex.errors()[0]
+    where = ".".join(str(p) for p in error["loc"])
+    return f"{where}: {error['msg']}" if where else error["msg"]
+
+
+def _rejected(raw, reason: str) -> FlushItem:
+    raw = raw if isinstance(raw, dict) else {"value": raw}
+    confidence = raw.get("confidence")
+    return FlushItem(
+        slot=str(raw.get("slot", "")),
+        key=str(raw.get("key", "")),
+        value=one_line(str(raw.get("value", "")), VALUE_MAX_CHARS),
+        confidence=confidence if isinstance(confidence, (int, float)) else None,
+        action="rejected",
+        reason=reason,
+    )
+
+
+def normalize_key(raw: str) -> str:
+    """``"Home City"`` -> ``"home_city"``: ASCII, lower case, ``[a-z0-9_.-]``, trimmed."""
+    key = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", raw.strip())  # homeCity -> home_City
+    key = unicodedata.normalize("NFKD", key).encode("ascii", "ignore").decode().lower()
+    key = re.sub(r"[^a-z0-9_.-]+", "_", key)
+    key = re.sub(r"_{2,}", "_", key)
+    return key.strip("_.-")
+
+
+def cap_value(value: str, limit: int = VALUE_MAX_CHARS) -> str:
+    "One line, at most ``limit`` characters, cut at a word boundary."
+    value = " ".join(value.split())
+    if len(value) <= limit:
+        return value
+    cut = value.rfind(" ", 0, limit)
+    return value[: cut if cut > limit // 2 else limit - 1].rstrip() + "…"
+
+
+def restates(old: str, new: str) -> bool:
+    """Is ``new`` the stored value said again (case, spacing and a final period aside)? Such a
+    proposal is reported unchanged and not written: a rewrite would only churn history."""
+
+    def norm(text):
+        return " ".join(text.split()).rstrip(".!").casefold()
+
+    return norm(old) == norm(new)

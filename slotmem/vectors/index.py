@@ -1,0 +1,134 @@
+"""The vec0 index (``memory_vec``): SimHash signatures of the stored vectors, partitioned by
+slot and by shard, searched by Hamming distance and re-ranked by exact cosine.
+
+It is derived from ``memory_embeddings`` (the source of truth) and can always be rebuilt from
+it without a model call. Each fact's signature (``simhash.py``) lives in the partition
+(slot, seq modulo ``SHARDS``); a kNN takes the nearest signatures of every partition it scans
+(vec0's partition keys apply before k) and re-ranks them by the cosine of the float vectors.
+
+Why shards and a helper thread: sqlite-vec 0.1.9 has no approximate index. A kNN scans every
+vector of the partitions it is asked for, and its top-k costs grow with k times the vectors
+scanned, so sixteen scans for 16 candidates each cost less than one scan for 256, and one scan
+uses one core, so a helper thread runs half of them on a second connection. Both go when
+sqlite-vec ships an index that does not scan (its planned IVF/DiskANN work) or a cheaper top-k;
+``benchmarks/bench_semantic.py --layouts`` measures whether they still pay.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from . import simhash
+
+VEC_TABLE = "memory_vec"
+MAX_K = 4096  # sqlite-vec's limit on k
+BATCH_SIZE = 2048  # rows read and indexed at a time when rebuilding
+SHARDS = 16  # partitions per slot (fact seq modulo SHARDS): see the module docstring
+INDEX_COLUMNS = (
+    "fact_seq integer primary key, slot text partition key, shard integer partition key, "
+    f"{simhash.VERSION} bit[{simhash.BITS}], chunk_size=256"
+)
+
+
+class VectorIndex:
+    """The vec0 table of one file, reached through ``connection()`` (this thread's).
+
+    ``shards`` and ``helper`` exist for the benchmark that checks they still pay; a file's
+    index must be read with the shard count it was built with (the default)."""
+
+    def __init__(self, connection: Callable, *, shards: int = SHARDS, helper: bool = True):
+        self.connection = connection
+        self.shards = shards
+        self.helper = helper
+        self._lock = threading.Lock()
+        self._pool: tuple[int, ThreadPoolExecutor] | None = None  # (pid, pool): see _scan
+
+    def exists(self) -> bool:
+        """Is there a vector index of this layout (older files indexed float vectors, or
+        signatures without shards)?"""
+        row = (
+            self.connection()
+            .execute("SELECT sql FROM sqlite_master WHERE name = ?", (VEC_TABLE,))
+            .fetchone()
+        )
+        return row is not None and INDEX_COLUMNS in row[0]
+
+    def rows(self) -> int:
+        return self.connection().execute(f"SELECT count(*) FROM {VEC_TABLE}").fetchone()[0]
+
+    def create(self, model_id: str, dimensions: int) -> None:
+        """Inside the caller's transaction: the index anew, filled from ``model_id``'s stored
+        vectors of ``dimensions``."""
+        conn = self.connection()
+        conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
+        conn.execute(f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0({INDEX_COLUMNS})")
+        rows = conn.execute(
+            """SELECT e.fact_seq, f.slot, e.embedding FROM memory_embeddings e
+               JOIN memory_facts f ON f.seq = e.fact_seq
+               WHERE e.model = ? AND e.dimensions = ? AND length(e.embedding) > 0""",
+            (model_id, dimensions),
+        )
+        while batch := rows.fetchmany(BATCH_SIZE):
+            self.add([(seq, slot, blob) for seq, slot, blob in batch], dimensions)
+
+    def add(self, rows: list[tuple[int, str, bytes]], dimensions: int) -> None:
+        """(seq, slot, float blob) rows into the index, as signatures."""
+        signatures = simhash.signatures([blob for *_, blob in rows], dimensions)
+        self.connection().executemany(
+            f"INSERT INTO {VEC_TABLE} (fact_seq, slot, shard, {simhash.VERSION}) "
+            "VALUES (?, ?, ?, vec_bit(?))",
+            [
+                (seq, slot, seq % self.shards, signature)
+                for (seq, slot, _), signature in zip(rows, signatures)
+            ],
+        )
+
+    def remove(self, seqs: list[int]) -> None:
+        if seqs:
+            marks = ", ".join("?" * len(seqs))
+            self.connection().execute(f"DELETE FROM {VEC_TABLE} WHERE fact_seq IN ({marks})", seqs)
+
+    def candidates(self, blob: bytes, slots: list[str] | None, k: int) -> list[int]:
+        """The seqs of the nearest signatures: at least ``simhash.CANDIDATES`` (or ``k``) per
+        slot, spread evenly over the shards."""
+        k = max(1, min(int(k), MAX_K))
+        [signature] = simhash.signatures([blob], len(blob) // 4)
+        per_shard = min(-(-max(k, simhash.CANDIDATES) // self.shards), MAX_K)
+        sql = (
+            f"SELECT fact_seq FROM {VEC_TABLE} WHERE {simhash.VERSION} MATCH vec_bit(?) "
+            "AND k = ? AND shard = ?"
+        )
+        partitions: list[tuple] = [(shard,) for shard in range(self.shards)]
+        if slots:
+            sql += " AND slot = ?"
+            partitions = [(shard, slot) for slot in slots for shard in range(self.shards)]
+        return self._scan([(sql, (signature, per_shard, *partition)) for partition in partitions])
+
+    def _scan(self, scans: list[tuple[str, tuple]]) -> list[int]:
+        """The fact seqs the vec0 scans return, half of the scans run by a helper thread on its
+        own connection (one scan uses one core). Serial on one core, and inside a transaction,
+        whose writes another connection would not see."""
+
+        def run(part):
+            conn = self.connection()
+            return [seq for query, params in part for (seq,) in conn.execute(query, params)]
+
+        conn = self.connection()
+        if not self.helper or len(scans) < 2 or (os.cpu_count() or 1) < 2 or conn.in_transaction:
+            return run(scans)
+        with self._lock:
+            if self._pool is None or self._pool[0] != os.getpid():  # a fork has no threads
+                self._pool = os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="slotmem-scan")
+            pool = self._pool[1]
+        other = pool.submit(run, scans[1::2])
+        return run(scans[::2]) + other.result()
+
+    def close(self) -> None:
+        """Stop the helper thread (its connection is closed with the others)."""
+        pool, self._pool = self._pool, None
+        if pool and pool[0] == os.getpid():
+            pool[1].shutdown()
+

@@ -1,0 +1,237 @@
+"""The optional semantic leg of one file: embeddings through llm, a sqlite-vec index beside them.
+
+``memory_embeddings`` (fact seq, model, dimensions, content hash, float32 blob) is the source of
+truth; the vec0 index (``index.py``) is derived from it. Vectors of two models are never mixed:
+the file names one model (``memory_settings``), and switching models is an explicit
+``reindex --model`` (``maintenance.py``). Handed the file's connections and a clock, never the
+Store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ..errors import SlotmemError
+from ..records import Fact
+from ..storage.db import Connections
+from . import maintenance
+from .index import VectorIndex
+
+log = logging.getLogger("slotmem")
+
+RECENT_QUERIES = 64  # query vectors remembered (oldest out first)
+MAX_QUERY_CHARS = 4000
+
+
+def embedders():
+    from . import embedders as module  # imports llm: only when the semantic leg is used
+
+    return module
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Vectors computed before a write transaction: value text -> blob (None: unusable)."""
+
+    model_id: str
+    dimensions: int
+    blobs: dict[str, bytes | None]
+
+
+class Semantic:
+    """The semantic state of one file: its model, its vectors and their index."""
+
+    def __init__(self, connections: Connections, clock: Callable[[], int]):
+        self._connections = connections
+        self.clock = clock
+        self.index = VectorIndex(connections.get)
+        self._models: dict[str, object] = {}
+        self._queries: dict[tuple[str, str], bytes | None] = {}  # recent query vectors
+        self._lock = threading.Lock()
+
+    @property
+    def conn(self):
+        return self._connections.get()
+
+    def vec_error(self) -> str | None:
+        """Why this thread's connection has no sqlite-vec (None: it has)."""
+        return self._connections.vec_error()
+
+    # -- settings and state -----------------------------------------------------------------
+    def setting(self, name: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM memory_settings WHERE name = ?", (name,))
+        found = row.fetchone()
+        return None if found is None else found[0]
+
+    def set_setting(self, name: str, value) -> None:
+        self.conn.execute(
+            "INSERT INTO memory_settings VALUES (?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            (name, str(value)),
+        )
+
+    def model_id(self) -> str | None:
+        return self.setting("embedding_model")
+
+    def dimensions(self) -> int | None:
+        value = self.setting("embedding_dimensions")
+        return None if value is None else int(value)
+
+    def has_index(self) -> bool:
+        return self.index.exists()
+
+    def off_reason(self) -> str | None:
+        """None when hybrid search is on, else the one line that says why it is off."""
+        if self.model_id() is None:
+            return "semantic search is not enabled for this file: run 'slotmem reindex'"
+        error = self.vec_error()
+        if error:
+            return error
+        if not self.has_index():
+            return "the vector index is missing or from an older slotmem: run 'slotmem reindex'"
+        return None
+
+    def leg(self) -> Semantic | None:
+        """This object when hybrid search can run, else None (search stays lexical)."""
+        return self if self.off_reason() is None else None
+
+    def model(self, model_id: str | None = None):
+        model_id = model_id or self.model_id() or embedders().DEFAULT_MODEL
+        if model_id not in self._models:
+            self._models[model_id] = embedders().resolve(model_id)
+        return self._models[model_id]
+
+    # -- maintenance (maintenance.py) -------------------------------------------------------
+    def reindex(self, model_id: str | None = None, **options) -> dict:
+        """Embed every fact that lacks a current vector: see maintenance.reindex."""
+        return maintenance.reindex(self, model_id, **options)
+
+    def status(self) -> dict:
+        return maintenance.status(self)
+
+    def checks(self) -> list[dict]:
+        return maintenance.checks(self)
+
+    def rebuild_index(self) -> bool:
+        """Inside the caller's transaction: the vector index anew from memory_embeddings (no
+        model call). False when there is nothing to rebuild (semantic search off, or no
+        sqlite-vec in this process)."""
+        model_id, dimensions = self.model_id(), self.dimensions()
+        if model_id is None or dimensions is None or self.vec_error():
+            return False
+        self.index.create(model_id, dimensions)
+        return True
+
+    # -- keeping it in sync with writes -----------------------------------------------------
+    def prepare(self, values: Iterable[str]) -> Prepared | None:
+        """Vectors for values about to be written, computed before the write transaction.
+        None when the leg is off or the model fails (the facts are written, lexical only, and
+        'slotmem reindex' embeds them later: never a half-written fact)."""
+        texts = list(dict.fromkeys(values))
+        model_id, dimensions = self.model_id(), self.dimensions()
+        if not texts or model_id is None or dimensions is None or self.off_reason() is not None:
+            return None
+        try:
+            blobs = embedders().embed(self.model(), texts)
+        except SlotmemError as e:
+            log.warning("facts written without embeddings (%s); run 'slotmem reindex'", e)
+            return None
+        return Prepared(model_id, dimensions, dict(zip(texts, blobs)))
+
+    def write(self, prepared: Prepared | None, facts: list[Fact]) -> None:
+        """Inside the caller's write transaction: the prepared vectors of these new or changed
+        facts."""
+        if prepared is None or not facts:
+            return
+        by_id = {fact.id: fact for fact in facts}
+        ids, rows = list(by_id), []
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            sql = f"SELECT id, seq FROM memory_facts WHERE id IN ({', '.join('?' * len(part))})"
+            for fact_id, seq in self.conn.execute(sql, part):
+                fact = by_id[fact_id]
+                blob = prepared.blobs.get(fact.value)
+                rows.append((seq, fact.slot, content_hash(fact.value), blob))
+        self.write_rows(rows, prepared.model_id, prepared.dimensions)
+
+    def write_rows(
+        self, rows: list[tuple[int, str, str, bytes | None]], model_id: str, dimensions: int
+    ) -> None:
+        """Inside the caller's transaction: (seq, slot, hash, blob) rows into both tables."""
+        now = self.clock()
+        self.conn.executemany(
+            """INSERT INTO memory_embeddings VALUES (?, ?, ?, ?, ?, ?)
+               ON CONFLICT (fact_seq) DO UPDATE SET
+               model = excluded.model, dimensions = excluded.dimensions,
+               content_hash = excluded.content_hash, embedding = excluded.embedding,
+               embedded_at = excluded.embedded_at""",
+            [(seq, model_id, dimensions, digest, blob or b"", now) for seq, _, digest, blob in rows],
+        )
+        self.forget([seq for seq, *_ in rows])  # vec0 has no upsert: delete, then insert
+        self.index.add([(seq, slot, blob) for seq, slot, _, blob in rows if blob], dimensions)
+
+    def forget(self, seqs: list[int]) -> None:
+        """Inside the caller's transaction: drop these facts from the vector index (their
+        stored vectors go with the facts, by trigger)."""
+        if seqs and self.vec_error() is None and self.has_index():
+            self.index.remove(seqs)
+
+    # -- searching (search.hybrid.VectorLeg) ------------------------------------------------
+    def query_vector(self, text: str) -> bytes | None:
+        """The query's vector; None when there is nothing to embed or the model fails (the
+        search then stands on its lexical leg, with a logged warning)."""
+        text = " ".join(str(text).split())[:MAX_QUERY_CHARS]
+        if not text:
+            return None
+        model = self.model()
+        key = (model.model_id, text)  # context contributors ask each slot the same
+        blob = self._queries.get(key)
+        if blob is None:
+            try:
+                [blob] = embedders().embed(model, [text])
+            except SlotmemError as e:
+                log.warning("semantic leg skipped for this search (%s)", e)
+                return None
+            with self._lock:
+                if len(self._queries) >= RECENT_QUERIES:
+                    self._queries.pop(next(iter(self._queries)))
+                self._queries[key] = blob
+        return blob
+
+    def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]:
+        """The ``k`` nearest facts by cosine distance, best first: the index's candidates
+        re-ranked by their float vectors."""
+        candidates = self.index.candidates(blob, slots, k)
+        ranked = sorted(self.distances(blob, candidates).items(), key=lambda item: item[1])
+        return ranked[: max(1, k)]
+
+    def distances(self, blob: bytes, seqs: list[int], chunk: int = 500) -> dict[int, float]:
+        """Cosine distance of the query to the given facts, from their stored float vectors
+        (unit length, as ``embedders.to_blob`` writes them and the query's)."""
+        import numpy as np
+
+        query, found, model_id = np.frombuffer(blob, dtype="<f4"), {}, self.model_id()
+        for start in range(0, len(seqs), chunk):
+            part = seqs[start : start + chunk]
+            rows = self.conn.execute(
+                f"""SELECT fact_seq, embedding FROM memory_embeddings
+                    WHERE fact_seq IN ({", ".join("?" * len(part))}) AND model = ?
+                    AND length(embedding) = ?""",
+                [*part, model_id, len(blob)],
+            ).fetchall()
+            if rows:
+                vectors = np.frombuffer(b"".join(vector for _, vector in rows), dtype="<f4")
+                cosines = vectors.reshape(len(rows), -1) @ query
+                found.update(zip([seq for seq, _ in rows], (1.0 - cosines).tolist()))
+        return found
+
+    def close(self) -> None:
+        self.index.close()

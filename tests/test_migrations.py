@@ -1,0 +1,53 @@
+"""A file made before 0003_search_indexes upgrades: its facts are searchable the new way."""
+
+from sqlite_utils import Database
+
+from slotmem import Store
+from slotmem.storage import db, migrate
+from tests.conftest import fts_integrity_error
+
+FACTS = [
+    ("f1", "user", "timezone", "Europe/Stockholm"),
+    ("f2", "user", "drink", "我喜欢喝咖啡"),
+    ("f3", "project", "deploy", "デプロイは金曜日です"),
+    ("f4", "project", "stack", "Python with FastAPI, deployed on Fridays"),
+]
+
+
+def make_old_file(path):
+    """The schema as the migrations before 0003 left it, with facts written then."""
+    conn = db.connect(path)
+    names = migrate.migration_names()
+    migrate.migration_set().apply(
+        Database(conn), stop_before=names[names.index("0003_search_indexes") :]
+    )
+    conn.executemany(
+        "INSERT INTO memory_facts (id, slot, key, value, created_at, updated_at, last_accessed) "
+        "VALUES (?, ?, ?, ?, 1, 1, 1)",
+        FACTS,
+    )
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memory_facts_fts'").fetchone()[
+        0
+    ]
+    conn.close()
+    return sql
+
+
+def test_file_made_by_earlier_migrations_upgrades(db_path):
+    assert "detail" not in make_old_file(db_path)
+    with Store(db_path) as store:
+        assert "0003_search_indexes" in store.migrated
+        sql = store.conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'memory_facts_fts'"
+        ).fetchone()[0]
+        assert "detail=none" in sql and "slot_tag" in sql and fts_integrity_error(store) is None
+        store.conn.execute(
+            "INSERT INTO memory_facts_cjk (memory_facts_cjk, rank) VALUES ('integrity-check', 1)"
+        )
+        search = lambda text: [h.fact.key for h in store.query_facts(text, track_access=False)]
+        assert search("Stockholm") == ["timezone"]
+        assert search("deploying on friday") == ["stack", "deploy"]  # value and stem; key
+        assert search("咖啡") == ["drink"] and search("金曜日") == ["deploy"]
+        store.upsert("user", "drink", "tea, now")  # the old rows' triggers still work
+        assert search("咖啡") == [] and search("tea") == ["drink"]
+        assert fts_integrity_error(store) is None
