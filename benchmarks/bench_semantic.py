@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synthetic import Corpus
 
-from slotmem import Store, embedders
+from slotmem import Store
+from slotmem.vectors import embedders
 
 
 def english_words() -> list[str]:
@@ -53,12 +54,14 @@ def build(store: Store, corpus: Corpus, facts: int) -> str:
     report = store.semantic.reindex(progress=progress)
     seconds = time.perf_counter() - start
     print(file=sys.stderr)
-    return (f"{facts:,} facts embedded and indexed in {seconds:.0f} s "
-            f"({facts / seconds:,.0f} facts/s, model {report['model']})")  # fmt: skip
+    return (
+        f"{facts:,} facts embedded and indexed in {seconds:.0f} s "
+        f"({facts / seconds:,.0f} facts/s, model {report['model']})"
+    )
 
 
 def timed(store: Store, texts: list[str], **options) -> tuple[float, float]:
-    store.semantic._queries.clear()  # every question embedded afresh, as a new one would be
+    store.semantic.forget_query_vectors()  # every question embedded afresh, as a new one would be
     samples = []
     for text in texts:
         start = time.perf_counter()
@@ -104,15 +107,19 @@ def main(argv=None) -> None:
             "sentence": [corpus.sentence(5, 12) for _ in range(args.queries)],
         }
         print("| vector recall@10 vs exact | one slot | all slots |\n|---|---|---|")
-        print(f"| sentence queries | {vector_recall(store, queries['sentence'], ['user']):.3f} | "
-              f"{vector_recall(store, queries['sentence'], None):.3f} |\n")  # fmt: skip
+        print(
+            f"| sentence queries | {vector_recall(store, queries['sentence'], ['user']):.3f} | "
+            f"{vector_recall(store, queries['sentence'], None):.3f} |\n"
+        )
         print("| query | slots | lexical p50 / p95 ms | hybrid p50 / p95 ms |\n|---|---|---|---|")
         for kind, texts in queries.items():
             for slots in (["user"], None):
                 lex = timed(store, texts, slots=slots, semantic=False)
                 hyb = timed(store, texts, slots=slots)
-                print(f"| {kind} | {slots[0] if slots else 'all'} | {lex[0]:.1f} / {lex[1]:.1f} | "
-                      f"{hyb[0]:.1f} / {hyb[1]:.1f} |")  # fmt: skip
+                print(
+                    f"| {kind} | {slots[0] if slots else 'all'} | {lex[0]:.1f} / {lex[1]:.1f} | "
+                    f"{hyb[0]:.1f} / {hyb[1]:.1f} |"
+                )
 
 
 if __name__ == "__main__":

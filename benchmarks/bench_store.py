@@ -30,9 +30,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from baseline import or_query
 from synthetic import Corpus
 
-from slotmem import Store, lexical, query
+from slotmem import Store
+from slotmem.search import plan as lexical
+from slotmem.search.terms import parse
 from slotmem.store import UPSERT_SQL
 
 RAW_OR_SQL = """
@@ -106,10 +109,10 @@ def time_queries(store: Store, texts: list[str], slots) -> dict[str, tuple[float
     conn, timings = store.conn, {"raw OR": [], "raw plan": [], "query_facts": [], "+track": []}
     raw_or = RAW_OR_SQL.replace("ORDER BY", "AND f.slot = :slot ORDER BY") if slots else RAW_OR_SQL
     for text in texts[:RAW_OR_SAMPLE]:  # seconds each at 1M facts: a sample is enough
-        params = {"match": query.build(text), "slot": slots and slots[0]}
+        params = {"match": or_query(text), "slot": slots and slots[0]}
         timings["raw OR"].append(timed(conn.execute, raw_or, params))
     for text in texts:
-        plan = lexical.plan(conn, query.parse(text))
+        plan = lexical.plan(conn, parse(text))
         if plan:  # no arms: no term occurs, nothing to run
             sql, params = store.ranking.sql(plan, slots)
             sql = f"SELECT * FROM ({sql}) ORDER BY score DESC, seq DESC LIMIT 10"
@@ -131,14 +134,20 @@ def bench_size(size: int, queries: int, raw_load: bool) -> None:
         raw_rate = load_raw(Path(tmp) / "raw.db", items) if raw_load else float("nan")
         store, rate = load_slotmem(Path(tmp) / "slotmem.db", items)
         per_fact = store.path.stat().st_size / size
-        print(f"# {size:,} facts, values of {chars:.0f} characters on average: upsert_many "
-              f"{rate:,.0f}/s, raw executemany {raw_rate:,.0f}/s", flush=True)  # fmt: skip
+        print(
+            f"# {size:,} facts, values of {chars:.0f} characters on average: upsert_many "
+            f"{rate:,.0f}/s, raw executemany {raw_rate:,.0f}/s",
+            flush=True,
+        )
         for kind, make, slots in KINDS:
             t = time_queries(store, [getattr(corpus, make)() for _ in range(queries)], slots)
             cells = [f"{t[name][0]:>7.2f}/{t[name][1]:<7.2f}" for name in ("raw OR", "raw plan")]
             qf = f"{t['query_facts'][0]:>9.2f}/{t['query_facts'][1]:<9.2f}"
-            print(f"{size:>9} | {per_fact:>10.0f} | {kind:>13} | {cells[0]:>15} | {cells[1]:>16} | "
-                  f"{qf:>19} | {t['+track'][0]:>10.2f}", flush=True)  # fmt: skip
+            print(
+                f"{size:>9} | {per_fact:>10.0f} | {kind:>13} | {cells[0]:>15} | {cells[1]:>16} | "
+                f"{qf:>19} | {t['+track'][0]:>10.2f}",
+                flush=True,
+            )
         store.close()
 
 

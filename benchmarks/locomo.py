@@ -34,8 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from slotmem import Store, query
+from baseline import or_query
+
+from slotmem import Store
 
 DEFAULT_PATH = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
@@ -76,14 +79,17 @@ def semantic(store: Store, question: str, k: int) -> list[str]:
     """The vector leg alone: kNN over the vec0 index."""
     blob = store.semantic.query_vector(question)
     seqs = [seq for seq, _ in store.semantic.knn(blob, None, k)] if blob else []
-    keys = dict(store.conn.execute(
-        f"SELECT seq, key FROM memory_facts WHERE seq IN ({', '.join('?' * len(seqs))})", seqs))  # fmt: skip
+    keys = dict(
+        store.conn.execute(
+            f"SELECT seq, key FROM memory_facts WHERE seq IN ({', '.join('?' * len(seqs))})", seqs
+        )
+    )
     return [keys[seq] for seq in seqs]
 
 
 def plain_or(store: Store, question: str, k: int) -> list[str]:
     """The baseline: FTS5's bm25 over an OR-query of the same words, times confidence."""
-    match = query.build(question)
+    match = or_query(question)
     if match is None:
         return []
     rows = store.conn.execute(
@@ -144,14 +150,19 @@ def scores(ranked: list[str], gold: set[str], limit: int) -> tuple[float, float,
     return (*recall, 1 / rank if rank else 0.0)
 
 
-def evaluate(conversations: list[Conversation], retriever: Retriever, limit: int = 10,
-             embed: bool = False) -> dict:  # fmt: skip
+def evaluate(
+    conversations: list[Conversation], retriever: Retriever, limit: int = 10, embed: bool = False
+) -> dict:
     """{category: [sums of R@1, R@5, R@10, RR], question count} over all conversations."""
     return evaluate_many(conversations, {"one": retriever}, limit, embed)["one"]
 
 
-def evaluate_many(conversations: list[Conversation], retrievers: dict[str, Retriever],
-                  limit: int = 10, embed: bool = False) -> dict[str, dict]:  # fmt: skip
+def evaluate_many(
+    conversations: list[Conversation],
+    retrievers: dict[str, Retriever],
+    limit: int = 10,
+    embed: bool = False,
+) -> dict[str, dict]:
     """The same stores, loaded once (and embedded when ``embed``), for every retriever."""
     totals: dict[str, dict[int, list[float]]] = {name: {} for name in retrievers}
     with tempfile.TemporaryDirectory() as tmp:
@@ -189,8 +200,11 @@ def main(argv=None) -> None:
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
     parser.add_argument("--retriever", choices=sorted(RETRIEVERS), default="lexical")
     parser.add_argument("--limit", type=int, default=10, help="hits asked for (MRR counts these)")
-    parser.add_argument("--semantic", action="store_true",
-                        help="embed the turns (slotmem reindex) and compare lexical, semantic, hybrid")  # fmt: skip
+    parser.add_argument(
+        "--semantic",
+        action="store_true",
+        help="embed the turns (slotmem reindex) and compare lexical, semantic, hybrid",
+    )
     args = parser.parse_args(argv)
     start = time.perf_counter()
     if not args.semantic:

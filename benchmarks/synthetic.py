@@ -35,10 +35,15 @@ class Corpus:
 
     def facts(self, n: int) -> list[dict]:
         return [
-            {"slot": SLOTS[i % 3], "key": f"fact.{i}", "value": self.sentence(),
-             "confidence": round(self.rng.uniform(0.3, 1.0), 2), "source": "bench"}
+            {
+                "slot": SLOTS[i % 3],
+                "key": f"fact.{i}",
+                "value": self.sentence(),
+                "confidence": round(self.rng.uniform(0.3, 1.0), 2),
+                "source": "bench",
+            }
             for i in range(n)
-        ]  # fmt: skip
+        ]
 
     def common_query(self) -> str:
         return " ".join(self.rng.sample(self.words[:50], 5))

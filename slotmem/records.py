@@ -5,9 +5,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 FACT_COLUMNS = (
-    "id", "slot", "key", "value", "confidence", "quality", "source",
-    "created_at", "updated_at", "last_accessed", "access_count",
-)  # fmt: skip
+    "id",
+    "slot",
+    "key",
+    "value",
+    "confidence",
+    "quality",
+    "source",
+    "created_at",
+    "updated_at",
+    "last_accessed",
+    "access_count",
+)
 
 
 @dataclass(frozen=True)

@@ -115,9 +115,14 @@ class Store:
                 if extra:
                     raise InvalidInput(f"unknown field(s) {sorted(extra)}")
                 checked.append(
-                    _validated(item["slot"], item["key"], item["value"],
-                               item.get("confidence", 1.0), item.get("source"))
-                )  # fmt: skip
+                    _validated(
+                        item["slot"],
+                        item["key"],
+                        item["value"],
+                        item.get("confidence", 1.0),
+                        item.get("source"),
+                    )
+                )
             except (KeyError, TypeError) as e:
                 raise InvalidInput(f"item {number}: needs slot, key and value ({e!r})") from None
             except InvalidInput as e:
@@ -132,7 +137,9 @@ class Store:
     def _write_all(self, items: list[tuple], now: int) -> list[UpsertResult]:
         """New keys go in with one executemany; keys that exist (or repeat) take _write's path."""
         existing = self._existing(items)
-        results, batch, written = [], [], set()
+        results: list[UpsertResult] = []
+        batch: list[tuple] = []
+        written: set[tuple[str, str]] = set()
         for item in items:
             pair = item[:2]
             if pair in existing or pair in written:
@@ -141,7 +148,10 @@ class Store:
                     batch.clear()
                 results.append(self._write(item, now))
             else:
-                fact = Fact(secrets.token_hex(8), *item[:4], 0, item[4], now, now, now, 0)
+                slot, key, value, confidence, source = item
+                fact = Fact(
+                    secrets.token_hex(8), slot, key, value, confidence, 0, source, now, now, now, 0
+                )
                 batch.append((fact.id, *item, now, now, now))
                 results.append(UpsertResult("created", fact))
             written.add(pair)
@@ -153,7 +163,7 @@ class Store:
         by_slot: dict[str, list[str]] = {}
         for slot, key, *_ in items:
             by_slot.setdefault(slot, []).append(key)
-        found = set()
+        found: set[tuple[str, str]] = set()
         for slot, keys in by_slot.items():
             for start in range(0, len(keys), chunk):
                 part = keys[start : start + chunk]
@@ -175,9 +185,7 @@ class Store:
         if old.value == value and old.confidence == confidence:
             return UpsertResult("unchanged", old, old)
         self._archive(row["seq"], "update", now, source)
-        self.conn.execute(
-            UPSERT_SQL, (old.id, slot, key, value, confidence, source, now, now, now)
-        )
+        self.conn.execute(UPSERT_SQL, (old.id, slot, key, value, confidence, source, now, now, now))
         fact = dataclasses.replace(
             old, value=value, confidence=confidence, source=source, updated_at=now
         )
@@ -228,11 +236,12 @@ class Store:
         """Facts of one slot (or all), most recently accessed first by default."""
         if order not in LIST_ORDERS:
             raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}, not {order!r}")
-        where, params = ("WHERE slot = ?", [validation.slot(slot)]) if slot else ("", [])
+        params: list = [validation.slot(slot)] if slot else []
+        where = "WHERE slot = ?" if slot else ""
         sql = f"SELECT * FROM memory_facts {where} ORDER BY {LIST_ORDERS[order]}"
         if limit is not None:
             sql += " LIMIT ?"
-            params.append(validation.positive_int(limit, "limit"))
+            params.append(validation.count(limit, "limit"))
         return [Fact.from_row(row) for row in self.conn.execute(sql, params)]
 
     def history(self, slot: str, key: str, *, limit: int | None = None) -> list[HistoryEntry]:
@@ -240,10 +249,10 @@ class Store:
         sql = """SELECT fact_id, slot, key, value, confidence, quality, source, reason, changed_at,
                         changed_by FROM memory_fact_history WHERE slot = ? AND key = ?
                  ORDER BY hid DESC"""
-        params = [validation.slot(slot), validation.key(key)]
+        params: list = [validation.slot(slot), validation.key(key)]
         if limit is not None:
             sql += " LIMIT ?"
-            params.append(validation.positive_int(limit, "limit"))
+            params.append(validation.count(limit, "limit"))
         return [HistoryEntry(*row) for row in self.conn.execute(sql, params)]
 
     def query_facts(
@@ -266,7 +275,7 @@ class Store:
         query = Query.parse(
             text,
             slots=None if slots is None else tuple(slots),
-            limit=validation.positive_int(limit, "limit", allow_zero=False),
+            limit=validation.positive_int(limit, "limit"),
             min_score=None if min_score is None else float(min_score),
             explain=explain,
             semantic=semantic,
@@ -283,10 +292,14 @@ class Store:
         if track_access and hits:
             self._touch([hit.fact.id for hit in hits], now)
             hits = [
-                dataclasses.replace(hit, fact=dataclasses.replace(
-                    hit.fact, access_count=hit.fact.access_count + 1, last_accessed=now))
+                dataclasses.replace(
+                    hit,
+                    fact=dataclasses.replace(
+                        hit.fact, access_count=hit.fact.access_count + 1, last_accessed=now
+                    ),
+                )
                 for hit in hits
-            ]  # fmt: skip
+            ]
         return hits
 
     def _touch(self, ids: list[str], now: int) -> None:
@@ -323,16 +336,22 @@ class Store:
         return None if row is None else SlotPolicy(*row)
 
     def set_policy(
-        self, slot: str, *, cap: int, min_age_days: float = 30, min_access_count: int = 3,
+        self,
+        slot: str,
+        *,
+        cap: int,
+        min_age_days: float = 30,
+        min_access_count: int = 3,
         description: str | None = None,
-    ) -> SlotPolicy:  # fmt: skip
+    ) -> SlotPolicy:
         """Set the retention policy `slotmem prune` applies to ``slot``."""
         policy = SlotPolicy(
-            validation.slot(slot), validation.positive_int(cap, "cap"),
-            _non_negative(min_age_days, "min_age_days"),
-            validation.positive_int(min_access_count, "min_access_count"),
+            validation.slot(slot),
+            validation.count(cap, "cap"),
+            validation.non_negative(min_age_days, "min_age_days"),
+            validation.count(min_access_count, "min_access_count"),
             None if description is None else validation.value(description),
-        )  # fmt: skip
+        )
         with self.transaction():
             self.conn.execute(
                 "INSERT INTO memory_slots VALUES (?, ?, ?, ?, ?) ON CONFLICT (slot) DO UPDATE SET "
@@ -341,27 +360,45 @@ class Store:
                 "description = coalesce(excluded.description, description)",
                 dataclasses.astuple(policy),
             )
-        return self.policy(slot)
+            saved = self.policy(slot)
+        assert saved is not None  # written in this transaction
+        return saved
 
     def prune_slot(
-        self, slot: str, *, cap: int | None = None, min_age_days: float | None = None,
-        min_access_count: int | None = None, dry_run: bool = False,
-    ) -> PruneReport:  # fmt: skip
+        self,
+        slot: str,
+        *,
+        cap: int | None = None,
+        min_age_days: float | None = None,
+        min_access_count: int | None = None,
+        dry_run: bool = False,
+    ) -> PruneReport:
         """Bring ``slot`` down towards ``cap``: see slotmem.prune. Arguments default to the policy."""
         slot = validation.slot(slot)
         policy = self.policy(slot) or SlotPolicy(slot, 500, 30, 3)
-        cap = policy.cap if cap is None else validation.positive_int(cap, "cap")
-        age = policy.min_age_days if min_age_days is None else _non_negative(min_age_days, "min_age_days")
+        cap = policy.cap if cap is None else validation.count(cap, "cap")
+        age = (
+            policy.min_age_days
+            if min_age_days is None
+            else validation.non_negative(min_age_days, "min_age_days")
+        )
         count = (
             policy.min_access_count
             if min_access_count is None
-            else validation.positive_int(min_access_count, "min_access_count")
+            else validation.count(min_access_count, "min_access_count")
         )
         with self.transaction():
             return retention.prune_slot(
-                self.conn, slot, cap, age, count, now=self.clock(), dry_run=dry_run,
-                archive=self._archive, forget=self.semantic.forget,
-            )  # fmt: skip
+                self.conn,
+                slot,
+                cap,
+                age,
+                count,
+                now=self.clock(),
+                dry_run=dry_run,
+                archive=self._archive,
+                forget=self.semantic.forget,
+            )
 
     def prune(self, *, dry_run: bool = False) -> list[PruneReport]:
         """Prune every slot that has a policy (what cron runs), then checkpoint the WAL."""
@@ -391,7 +428,9 @@ class Store:
 
     # -- introspection ----------------------------------------------------------------------
     def slots(self) -> dict[str, int]:
-        rows = self.conn.execute("SELECT slot, count(*) FROM memory_facts GROUP BY slot ORDER BY slot")
+        rows = self.conn.execute(
+            "SELECT slot, count(*) FROM memory_facts GROUP BY slot ORDER BY slot"
+        )
         return {slot: count for slot, count in rows}
 
     def stats(self) -> dict:
@@ -418,13 +457,6 @@ def _validated(slot, key, value, confidence, source) -> tuple:
         validation.confidence(confidence),
         validation.source(source),
     )
-
-
-def _non_negative(number, what: str) -> float:
-    if isinstance(number, bool) or not isinstance(number, (int, float)) or not number >= 0:
-        raise InvalidInput(f"{what} must be a number >= 0, not {number!r}")
-    return float(number)
-
 
 
 def _changed(results: list[UpsertResult]) -> list[Fact]:

@@ -63,10 +63,27 @@ def confidence(number) -> float:
     return number
 
 
-def positive_int(number, what: str, *, allow_zero: bool = True) -> int:
-    if isinstance(number, bool) or not isinstance(number, int) or number < (0 if allow_zero else 1):
-        raise InvalidInput(f"{what} must be a {'non-negative' if allow_zero else 'positive'} integer, not {number!r}")
+def positive_int(number, what: str) -> int:
+    """An integer of at least 1 (a search's limit)."""
+    return _integer(number, what, 1, "a positive integer")
+
+
+def count(number, what: str) -> int:
+    """An integer of at least 0 (a cap, an access count, a listing's limit)."""
+    return _integer(number, what, 0, "an integer >= 0")
+
+
+def _integer(number, what: str, least: int, kind: str) -> int:
+    if isinstance(number, bool) or not isinstance(number, int) or number < least:
+        raise InvalidInput(f"{what} must be {kind}, not {number!r}")
     return number
+
+
+def non_negative(number, what: str) -> float:
+    """A number of at least 0 (an age in days)."""
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or not number >= 0:
+        raise InvalidInput(f"{what} must be a number >= 0, not {number!r}")
+    return float(number)
 
 
 def slots(names) -> list[str] | None:

@@ -18,15 +18,17 @@ def cjk_integrity(store):
 
 @pytest.fixture
 def cjk_store(store):
-    store.upsert_many([
-        {"slot": "user", "key": "drink", "value": "我喜欢喝咖啡"},
-        {"slot": "user", "key": "tea", "value": "他每天早上喝茶"},
-        {"slot": "project", "key": "deploy", "value": "デプロイは金曜日です"},
-        {"slot": "project", "key": "review", "value": "コードレビューは月曜日"},
-        {"slot": "user", "key": "coffee.ko", "value": "저는 커피를 좋아해요"},
-        {"slot": "user", "key": "english", "value": "Maja drinks coffee every morning"},
-        {"slot": "user", "key": "mixed", "value": "Python で書かれたツール"},
-    ])  # fmt: skip
+    store.upsert_many(
+        [
+            {"slot": "user", "key": "drink", "value": "我喜欢喝咖啡"},
+            {"slot": "user", "key": "tea", "value": "他每天早上喝茶"},
+            {"slot": "project", "key": "deploy", "value": "デプロイは金曜日です"},
+            {"slot": "project", "key": "review", "value": "コードレビューは月曜日"},
+            {"slot": "user", "key": "coffee.ko", "value": "저는 커피를 좋아해요"},
+            {"slot": "user", "key": "english", "value": "Maja drinks coffee every morning"},
+            {"slot": "user", "key": "mixed", "value": "Python で書かれたツール"},
+        ]
+    )
     return store
 
 
@@ -102,7 +104,8 @@ def test_a_fact_holding_many_expansions_counts_once(store):
 
 def test_a_gram_expands_to_at_most_max_expansions(store, monkeypatch):
     monkeypatch.setattr(lexical, "MAX_EXPANSIONS", 3)
-    store.upsert_many([{"slot": "user", "key": f"k{i}", "value": f"茶{chr(0x4E00 + i)}"}
-                       for i in range(10)])  # fmt: skip
+    store.upsert_many(
+        [{"slot": "user", "key": f"k{i}", "value": f"茶{chr(0x4E00 + i)}"} for i in range(10)]
+    )
     [arm] = lexical.plan(store.conn, query.parse("茶")).arms
     assert arm.match.count(" OR ") == 2 and arm.df == 3

@@ -19,7 +19,8 @@ def run(db_path):
 
 def test_remember_get_forget_history(run):
     assert run("remember", "user", "timezone", "Europe/Stockholm", "-c", "0.9").output == (
-        "created: user/timezone\n")  # fmt: skip
+        "created: user/timezone\n"
+    )
     result = run("remember", "user", "timezone", "America/New_York")
     assert result.output == "updated: user/timezone\n  was: Europe/Stockholm\n"
     assert run("get", "user", "timezone").output == "America/New_York\n"
@@ -29,7 +30,9 @@ def test_remember_get_forget_history(run):
     assert missing.exit_code == 1 and "no fact user/timezone" in missing.output
     rows = json.loads(run("history", "user", "timezone", "--json").output)
     assert [(r["value"], r["reason"]) for r in rows] == [
-        ("America/New_York", "delete"), ("Europe/Stockholm", "update")]  # fmt: skip
+        ("America/New_York", "delete"),
+        ("Europe/Stockholm", "update"),
+    ]
 
 
 def test_remember_reads_stdin(run):
@@ -62,7 +65,11 @@ def test_list_formats(run):
     csv_out = run("list", "user", "--csv", "--order", "key").output.splitlines()
     assert csv_out[0].startswith("id,slot,key,value") and '"Malmö, Sweden"' in csv_out[1]
     table = run("list").output
-    assert "Malmö, Sweden" in table and table.splitlines()[0].split()[:3] == ["slot", "key", "value"]
+    assert "Malmö, Sweden" in table and table.splitlines()[0].split()[:3] == [
+        "slot",
+        "key",
+        "value",
+    ]
 
 
 def test_search_explain_and_no_track(run, db_path):
@@ -79,8 +86,20 @@ def test_search_explain_and_no_track(run, db_path):
 def test_prune_and_policy(run, db_path):
     for i in range(4):
         run("remember", "episodic", f"e{i}", f"event {i}")
-    out = json.loads(run("prune", "episodic", "--cap", "1", "--min-age-days", "0",
-                         "--min-access-count", "1", "--dry-run", "--json").output)  # fmt: skip
+    out = json.loads(
+        run(
+            "prune",
+            "episodic",
+            "--cap",
+            "1",
+            "--min-age-days",
+            "0",
+            "--min-access-count",
+            "1",
+            "--dry-run",
+            "--json",
+        ).output
+    )
     assert len(out[0]["removed"]) == 3 and Store(db_path).slots() == {"episodic": 4}
     run("policy", "episodic", "--cap", "2", "--min-age-days", "0", "--min-access-count", "1")
     policies = {p["slot"]: p for p in json.loads(run("policy", "--json").output)}

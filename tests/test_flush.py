@@ -467,8 +467,21 @@ def test_cli_end_to_end(tmp_path, cli_env, mock_models):
 
 def test_cli_json_dry_run_stdin_and_options(tmp_path, cli_env, mock_models):
     mock_models.schema.enqueue(reply(fact("drink", "Prefers tea.", confidence=0.5)))
-    args = ["-", "-m", "mock-schema", "--dry-run", "--json", "--min-confidence", "0.6",
-            "--slot", "user", "--source", "s1", "-d", str(tmp_path / "other.db")]  # fmt: skip
+    args = [
+        "-",
+        "-m",
+        "mock-schema",
+        "--dry-run",
+        "--json",
+        "--min-confidence",
+        "0.6",
+        "--slot",
+        "user",
+        "--source",
+        "s1",
+        "-d",
+        str(tmp_path / "other.db"),
+    ]
     result = CliRunner().invoke(flush_command, args, input="I prefer tea.")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)

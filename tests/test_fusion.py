@@ -123,8 +123,16 @@ def test_coverage_is_the_share_of_the_query_idf_mass_matched(store):
 
 
 # -- end to end, with a deterministic fake model ------------------------------------------------
-CONCEPTS = {"timezone": "tz", "time": "tz", "zone": "tz", "hours": "tz", "cet": "tz",
-            "tea": "drink", "coffee": "drink", "beverage": "drink"}  # fmt: skip
+CONCEPTS = {
+    "timezone": "tz",
+    "time": "tz",
+    "zone": "tz",
+    "hours": "tz",
+    "cet": "tz",
+    "tea": "drink",
+    "coffee": "drink",
+    "beverage": "drink",
+}
 
 
 class ConceptEmbeddings(llm.EmbeddingModel):
@@ -152,13 +160,15 @@ class Plugin:
 @pytest.fixture
 def mem(store):
     llm.pm.register(Plugin(), name="fusion-fake-embeddings")
-    store.upsert_many([
-        {"slot": "user", "key": "timezone", "value": "Maja keeps CET hours"},
-        {"slot": "user", "key": "drinks", "value": "The user likes green tea"},
-        {"slot": "user", "key": "editor", "value": "Maja writes code in Neovim"},
-        {"slot": "project", "key": "stack", "value": "Python with FastAPI and PostgreSQL"},
-        {"slot": "project", "key": "deploy", "value": "We deploy on Fridays after the standup"},
-    ])  # fmt: skip
+    store.upsert_many(
+        [
+            {"slot": "user", "key": "timezone", "value": "Maja keeps CET hours"},
+            {"slot": "user", "key": "drinks", "value": "The user likes green tea"},
+            {"slot": "user", "key": "editor", "value": "Maja writes code in Neovim"},
+            {"slot": "project", "key": "stack", "value": "Python with FastAPI and PostgreSQL"},
+            {"slot": "project", "key": "deploy", "value": "We deploy on Fridays after the standup"},
+        ]
+    )
     store.semantic.reindex("fusion-fake")
     yield store
     llm.pm.unregister(name="fusion-fake-embeddings")

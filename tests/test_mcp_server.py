@@ -29,12 +29,21 @@ def test_mcp_tools_share_the_memory(db_path):
 
     assert asyncio.run(names()) == {"recall", "remember", "forget", "context"}
     assert "created: project/deploy" in text_of(
-        call(server, "remember", {"slot": "project", "key": "deploy", "value": "We deploy on Tuesdays"}))  # fmt: skip
+        call(
+            server,
+            "remember",
+            {"slot": "project", "key": "deploy", "value": "We deploy on Tuesdays"},
+        )
+    )
     assert Store(db_path).get("project", "deploy").source == "mcp"
     recalled = call(server, "recall", {"query": "when do we deploy?"})
     assert "We deploy on Tuesdays" in json.dumps(recalled.structured_content or text_of(recalled))
-    assert "- **deploy**: We deploy on Tuesdays" in text_of(call(server, "context", {"message": "deploy day?"}))
-    assert "forgot: project/deploy" in text_of(call(server, "forget", {"slot": "project", "key": "deploy"}))
+    assert "- **deploy**: We deploy on Tuesdays" in text_of(
+        call(server, "context", {"message": "deploy day?"})
+    )
+    assert "forgot: project/deploy" in text_of(
+        call(server, "forget", {"slot": "project", "key": "deploy"})
+    )
 
 
 def test_mcp_refuses_injection_and_bad_slots(db_path):
@@ -54,7 +63,10 @@ def test_slotmem_mcp_serves_over_stdio(db_path):
 
     Store(db_path).upsert("user", "editor", "Maja uses Neovim")
     command = shutil.which("slotmem") or sys.executable
-    args = ["mcp", "-d", str(db_path)] if command != sys.executable else [
-        "-m", "slotmem", "mcp", "-d", str(db_path)]  # fmt: skip
+    args = (
+        ["mcp", "-d", str(db_path)]
+        if command != sys.executable
+        else ["-m", "slotmem", "mcp", "-d", str(db_path)]
+    )
     result = call(StdioServerParameters(command=command, args=args), "recall", {"query": "editor"})
     assert "Maja uses Neovim" in json.dumps(result.structured_content or text_of(result))

@@ -8,14 +8,57 @@ from slotmem.search import terms as query
 from tests.conftest import fts_integrity_error
 
 HOSTILE = [
-    "", "   ", '"', '""', "'", "\"unterminated", "a AND b", "OR", "NOT deploy", "AND OR NOT NEAR",
-    "NEAR(deploy friday, 2)", "-x", "-deploy", "a:b", "key:deploy", "value:friday", "*", "deploy*",
-    "^deploy", "c++", "c#", "f#.net", "maja@example.com", "/usr/local/bin", "C:\\Users\\maja",
-    "2026-03-31", "31/03/2026", "10:00", "\x00", "deploy\x00friday", "\x1b[31mred\x1b[0m",
-    "🚀🚀🚀", "when do we 🚀?", "我们什么时候发布", "デプロイはいつ", "((deploy))", "{deploy}",
-    "[deploy]", "deploy)", "(deploy", "'; DROP TABLE memory_facts; --", "\\", "%", "_", "$1",
-    "\ud800", "deploy \udfff friday", "x" * 100_000, "deploy " * 5000, "\u200b\u200bdeploy",
-]  # fmt: skip
+    "",
+    "   ",
+    '"',
+    '""',
+    "'",
+    '"unterminated',
+    "a AND b",
+    "OR",
+    "NOT deploy",
+    "AND OR NOT NEAR",
+    "NEAR(deploy friday, 2)",
+    "-x",
+    "-deploy",
+    "a:b",
+    "key:deploy",
+    "value:friday",
+    "*",
+    "deploy*",
+    "^deploy",
+    "c++",
+    "c#",
+    "f#.net",
+    "maja@example.com",
+    "/usr/local/bin",
+    "C:\\Users\\maja",
+    "2026-03-31",
+    "31/03/2026",
+    "10:00",
+    "\x00",
+    "deploy\x00friday",
+    "\x1b[31mred\x1b[0m",
+    "🚀🚀🚀",
+    "when do we 🚀?",
+    "我们什么时候发布",
+    "デプロイはいつ",
+    "((deploy))",
+    "{deploy}",
+    "[deploy]",
+    "deploy)",
+    "(deploy",
+    "'; DROP TABLE memory_facts; --",
+    "\\",
+    "%",
+    "_",
+    "$1",
+    "\ud800",
+    "deploy \udfff friday",
+    "x" * 100_000,
+    "deploy " * 5000,
+    "\u200b\u200bdeploy",
+]
 
 
 @pytest.fixture
@@ -35,7 +78,14 @@ def test_query_never_raises_on_hostile_text(deploy_store, text):
 
 
 def test_hostile_text_still_finds_its_words(deploy_store):
-    for text in ["NOT deploy", "deploy\x00friday", "-deploy", "^deploy", "key:deploy", "((deploy))"]:
+    for text in [
+        "NOT deploy",
+        "deploy\x00friday",
+        "-deploy",
+        "^deploy",
+        "key:deploy",
+        "((deploy))",
+    ]:
         hits = deploy_store.query_facts(text, track_access=False)
         assert [h.fact.key for h in hits] == ["deploy.schedule"], text
 
@@ -86,7 +136,9 @@ def test_access_tracking(store, clock):
 
 
 def test_slots_filter_limit_and_min_score(deploy_store):
-    assert {h.fact.slot for h in deploy_store.query_facts("deploy python maja", slots=["user"])} == {"user"}
+    assert {
+        h.fact.slot for h in deploy_store.query_facts("deploy python maja", slots=["user"])
+    } == {"user"}
     assert len(deploy_store.query_facts("deploy python maja", limit=2)) == 2
     assert deploy_store.query_facts("deploy", slots=[]) == []
     scores = [h.score for h in deploy_store.query_facts("deploy python maja")]
@@ -177,8 +229,9 @@ def small_limits(monkeypatch):
 
 
 def test_common_terms_are_dropped_when_rarer_ones_remain(store, small_limits):
-    store.upsert_many([{"slot": "project", "key": f"n{i}", "value": f"note {i} on the build"}
-                       for i in range(40)])  # fmt: skip
+    store.upsert_many(
+        [{"slot": "project", "key": f"n{i}", "value": f"note {i} on the build"} for i in range(40)]
+    )
     for word in ["alpha", "bravo", "charlie", "delta"]:
         store.upsert("project", word, f"{word} build note")
     hits = store.query_facts("alpha bravo charlie delta build note", explain=True)
@@ -188,11 +241,19 @@ def test_common_terms_are_dropped_when_rarer_ones_remain(store, small_limits):
 
 
 def test_all_common_query_still_answers_within_budget(store, clock, small_limits):
-    store.upsert_many([{"slot": "user", "key": f"u{i}", "value": f"a note about the build {i}"}
-                       for i in range(10)])  # fmt: skip
+    store.upsert_many(
+        [
+            {"slot": "user", "key": f"u{i}", "value": f"a note about the build {i}"}
+            for i in range(10)
+        ]
+    )
     clock.advance(days=1)
-    store.upsert_many([{"slot": "project", "key": f"p{i}", "value": f"a note about the build {i}"}
-                       for i in range(30)])  # fmt: skip
+    store.upsert_many(
+        [
+            {"slot": "project", "key": f"p{i}", "value": f"a note about the build {i}"}
+            for i in range(30)
+        ]
+    )
     hits = store.query_facts("note build", limit=50, explain=True)
     assert len(hits) == 12 and {h.fact.slot for h in hits} == {"project"}  # the 12 newest
     (term,) = hits[0].explanation["terms"].values()
@@ -217,10 +278,12 @@ def test_indexed_rows_reads_the_averages_record(store):
 
 
 def test_budgeted_search_of_a_small_slot_skips_other_slots(store, small_limits):
-    store.upsert_many([{"slot": "team.x-1", "key": f"t{i}", "value": f"build note {i}"}
-                       for i in range(3)])  # fmt: skip
-    store.upsert_many([{"slot": "episodic", "key": f"e{i}", "value": f"build note {i}"}
-                       for i in range(60)])  # fmt: skip
+    store.upsert_many(
+        [{"slot": "team.x-1", "key": f"t{i}", "value": f"build note {i}"} for i in range(3)]
+    )
+    store.upsert_many(
+        [{"slot": "episodic", "key": f"e{i}", "value": f"build note {i}"} for i in range(60)]
+    )
     hits = store.query_facts("build", slots=["team.x-1"], limit=50, explain=True)
     assert sorted(h.fact.key for h in hits) == ["t0", "t1", "t2"]
     assert hits[0].explanation["terms"]["build"]["scored_newest"] == 12  # the capped path ran
@@ -228,7 +291,9 @@ def test_budgeted_search_of_a_small_slot_skips_other_slots(store, small_limits):
 
 
 def test_the_index_follows_a_change_of_slot(store, small_limits):
-    store.upsert_many([{"slot": "episodic", "key": f"e{i}", "value": "build note"} for i in range(30)])
+    store.upsert_many(
+        [{"slot": "episodic", "key": f"e{i}", "value": "build note"} for i in range(30)]
+    )
     store.conn.execute("UPDATE memory_facts SET slot = 'project' WHERE key = 'e0'")
     assert fts_integrity_error(store) is None
     assert [h.fact.key for h in store.query_facts("build", slots=["project"])] == ["e0"]

@@ -15,8 +15,14 @@ from slotmem.vectors.index import VEC_TABLE
 
 # Deterministic fake embeddings: words hashed into buckets, with a few synonyms folded together
 # so that meaning-level matches exist without a real model.
-SYNONYMS = {"ship": "deploy", "release": "deploy", "friday": "fridays", "beverage": "tea",
-            "drink": "tea", "zero": None}  # fmt: skip
+SYNONYMS = {
+    "ship": "deploy",
+    "release": "deploy",
+    "friday": "fridays",
+    "beverage": "tea",
+    "drink": "tea",
+    "zero": None,
+}
 
 
 class FakeEmbeddings(llm.EmbeddingModel):
@@ -85,21 +91,31 @@ def test_hybrid_finds_a_paraphrase_lexical_cannot(mem):
 def test_hybrid_keeps_lexical_hits_and_slot_filter(mem):
     hits = mem.query_facts("PostgreSQL", explain=True)
     assert hits[0].fact.key == "stack" and hits[0].explanation["lexical_rank"] == 1
-    assert hits[0].score == hits[0].explanation["fused"] and hits[0].explanation["lexical_score"] > 1
+    assert (
+        hits[0].score == hits[0].explanation["fused"] and hits[0].explanation["lexical_score"] > 1
+    )
     assert {h.fact.slot for h in mem.query_facts("what do I drink?", slots=["user"])} == {"user"}
     assert mem.query_facts("ship", slots=["user"]) == [] or all(
-        h.fact.slot == "user" for h in mem.query_facts("ship", slots=["user"]))  # fmt: skip
+        h.fact.slot == "user" for h in mem.query_facts("ship", slots=["user"])
+    )
 
 
 def test_updates_and_deletes_keep_the_index_consistent(mem, clock):
     status = consistent(mem)
-    assert (status["model"], status["dimensions"], status["stale"], status["embedded"]) == ("fake-64", 64, 0, 3)
+    assert (status["model"], status["dimensions"], status["stale"], status["embedded"]) == (
+        "fake-64",
+        64,
+        0,
+        3,
+    )
     mem.upsert("project", "deploy.schedule", "We release on Mondays now.")
     assert consistent(mem)["stale"] == 0
     assert mem.query_facts("ship", explain=True)[0].fact.value == "We release on Mondays now."
     mem.delete("user", "drinks")
     assert consistent(mem)["embedded"] == 2
-    mem.upsert_many([{"slot": "agent", "key": f"lesson{i}", "value": f"lesson number {i}"} for i in range(5)])
+    mem.upsert_many(
+        [{"slot": "agent", "key": f"lesson{i}", "value": f"lesson number {i}"} for i in range(5)]
+    )
     assert consistent(mem)["embedded"] == 7
     clock.advance(days=1)
     mem.prune_slot("agent", cap=0, min_age_days=0, min_access_count=1)
@@ -111,7 +127,9 @@ def test_updates_and_deletes_keep_the_index_consistent(mem, clock):
 def test_model_change_is_refused_until_reindex(mem):
     assert mem.semantic.model_id() == "fake-64"
     mem.upsert("user", "city", "Lives in Malmö")  # written with the file's model, not another
-    assert {m for (m,) in mem.conn.execute("SELECT DISTINCT model FROM memory_embeddings")} == {"fake-64"}
+    assert {m for (m,) in mem.conn.execute("SELECT DISTINCT model FROM memory_embeddings")} == {
+        "fake-64"
+    }
     report = mem.semantic.reindex("fake-32")
     assert report["switched"] and report["embedded"] == 4 and report["dimensions"] == 32
     rows = mem.conn.execute("SELECT DISTINCT model, dimensions FROM memory_embeddings").fetchall()
@@ -158,13 +176,17 @@ def test_unknown_model_is_a_clear_error(store):
 def test_doctor_reports_the_semantic_state(mem):
     row = {r["check"]: r for r in mem.doctor()}["semantic search"]
     assert row["ok"] and "fake-64, 3 vectors, 0 missing or stale" in row["detail"]
-    mem.conn.execute(f"DELETE FROM {VEC_TABLE} WHERE fact_seq = (SELECT max(seq) FROM memory_facts)")
+    mem.conn.execute(
+        f"DELETE FROM {VEC_TABLE} WHERE fact_seq = (SELECT max(seq) FROM memory_facts)"
+    )
     rows = {r["check"]: r for r in mem.doctor()}
     assert rows["semantic search"]["ok"] and not rows["vector index in sync"]["ok"]
     assert rows["vector index in sync"]["detail"] == "2 indexed, 3 stored"
     assert mem.repair()[-1] == "rebuilt the vector index from memory_embeddings"
     assert {r["check"]: r for r in mem.doctor()}["vector index in sync"]["ok"]
-    mem.conn.execute("DELETE FROM memory_embeddings WHERE fact_seq = (SELECT min(seq) FROM memory_facts)")
+    mem.conn.execute(
+        "DELETE FROM memory_embeddings WHERE fact_seq = (SELECT min(seq) FROM memory_facts)"
+    )
     row = {r["check"]: r for r in mem.doctor()}["semantic search"]
     assert not row["ok"] and row["fix"] == "slotmem reindex"
 
@@ -188,8 +210,13 @@ except Exception as e:
 print(json.dumps({"hits": hits, "stats": store.stats()["semantic"], "doctor": row, "reindex": reindex}))
 """
     env = {**os.environ, "SLOTMEM_SQLITE_DRIVER": "sqlite3"}
-    out = subprocess.run([sys.executable, "-c", script, str(db_path)], env=env,
-                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(db_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     import json
 
     data = json.loads(out)
@@ -217,11 +244,21 @@ def test_reindex_cli_shows_progress_and_doctor(db_path):
     result = CliRunner().invoke(cli, ["reindex", "-m", "fake-64", "-d", str(db_path)])
     assert result.exit_code == 0, result.output
     assert "1 facts embedded with fake-64 (64 dimensions)" in result.output
-    out = CliRunner().invoke(cli, ["search", "when do we ship", "--explain", "--json", "-d", str(db_path)]).output
+    out = (
+        CliRunner()
+        .invoke(cli, ["search", "when do we ship", "--explain", "--json", "-d", str(db_path)])
+        .output
+    )
     assert '"semantic_rank": 1' in out
-    table = CliRunner().invoke(cli, ["search", "when do we ship", "--explain", "-d", str(db_path)]).output
+    table = (
+        CliRunner()
+        .invoke(cli, ["search", "when do we ship", "--explain", "-d", str(db_path)])
+        .output
+    )
     assert "semantic_rank" in table.splitlines()[0] and "deploy" in table
-    lexical = CliRunner().invoke(cli, ["search", "when do we ship", "--lexical", "--json", "-d", str(db_path)])
+    lexical = CliRunner().invoke(
+        cli, ["search", "when do we ship", "--lexical", "--json", "-d", str(db_path)]
+    )
     assert lexical.output.strip() == "[]"
     bad = CliRunner().invoke(cli, ["reindex", "-m", "nope", "-d", str(db_path)])
     assert bad.exit_code == 1 and "unknown embedding model" in bad.output
@@ -234,24 +271,37 @@ def test_real_offline_model_finds_the_meaning(store):
     store.upsert("project", "stack", "The backend is Python with FastAPI.")
     store.upsert("agent", "lesson.tests", "Run the test suite before every commit.")
     report = store.semantic.reindex()
-    assert (report["model"], report["dimensions"], report["embedded"]) == ("all-minilm-l6-v2-int8", 384, 4)
+    assert (report["model"], report["dimensions"], report["embedded"]) == (
+        "all-minilm-l6-v2-int8",
+        384,
+        4,
+    )
     assert store.query_facts("When do we ship?", semantic=False) == []
     assert store.query_facts("When do we ship?")[0].fact.key == "deploy.schedule"
     assert store.query_facts("what beverage does she like?")[0].fact.key == "drinks"
     assert store.query_facts("which web framework?")[0].fact.key == "stack"
     blob = store.semantic.query_vector("check the code works before saving changes")
-    assert store.semantic.knn(blob, ["agent", "user"], 1)[0][0] == store.conn.execute(
-        "SELECT seq FROM memory_facts WHERE key = 'lesson.tests'").fetchone()[0]  # fmt: skip
+    assert (
+        store.semantic.knn(blob, ["agent", "user"], 1)[0][0]
+        == store.conn.execute("SELECT seq FROM memory_facts WHERE key = 'lesson.tests'").fetchone()[
+            0
+        ]
+    )
 
 
-@pytest.mark.parametrize("columns", [
-    "slot text partition key, embedding float[64] distance_metric=cosine",  # float vectors
-    "slot text partition key, simhash1 bit[2048]",  # signatures, one partition per slot
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "columns",
+    [
+        "slot text partition key, embedding float[64] distance_metric=cosine",  # float vectors
+        "slot text partition key, simhash1 bit[2048]",  # signatures, one partition per slot
+    ],
+)
 def test_an_older_index_is_rebuilt_without_re_embedding(mem, columns):
     """Files indexed by an earlier slotmem hold another layout; this one is detected and rebuilt."""
     mem.conn.execute(f"DROP TABLE {VEC_TABLE}")
-    mem.conn.execute(f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(fact_seq integer primary key, {columns})")
+    mem.conn.execute(
+        f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(fact_seq integer primary key, {columns})"
+    )
     assert "older slotmem" in mem.semantic.off_reason()
     assert [h.fact.key for h in mem.query_facts("deploy Fridays")] == ["deploy.schedule"]  # lexical
     assert mem.semantic.reindex()["embedded"] == 0  # the vectors are kept; only the index is new
@@ -264,8 +314,12 @@ def test_knn_reranks_sign_bit_candidates_by_exact_cosine(store):
     values = [f"tea {'tea ' * i}coffee" for i in range(30)]
     store.upsert_many([{"slot": "user", "key": f"k{i}", "value": v} for i, v in enumerate(values)])
     store.semantic.reindex("fake-64")
-    assert "simhash1 bit[1024]" in store.conn.execute(
-        "SELECT sql FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone()[0]  # fmt: skip
+    assert (
+        "simhash1 bit[1024]"
+        in store.conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = ?", (VEC_TABLE,)
+        ).fetchone()[0]
+    )
     blob = store.semantic.query_vector("tea tea tea coffee")
     found = store.semantic.knn(blob, ["user"], 5)
     keys = dict(store.conn.execute("SELECT seq, key FROM memory_facts"))
@@ -288,15 +342,22 @@ def test_knn_takes_its_candidates_from_every_shard(store, monkeypatch):
     monkeypatch.setattr(simhash, "CANDIDATES", 1)  # one candidate from each shard
     asked = []
     real = store.semantic.distances
-    monkeypatch.setattr(store.semantic, "distances", lambda blob, seqs: asked.append(seqs) or real(blob, seqs))
+    monkeypatch.setattr(
+        store.semantic, "distances", lambda blob, seqs: asked.append(seqs) or real(blob, seqs)
+    )
     keys = dict(store.conn.execute("SELECT seq, key FROM memory_facts"))
     for i in (0, 5, 17):
         [(seq, distance)] = store.semantic.knn(store.semantic.query_vector(values[i]), ["user"], 1)
         assert keys[seq] == f"k{i}" and distance < 1e-6
         user_shards = {seq % index.SHARDS for seq in keys if keys[seq].startswith("k")}
-        assert len(asked[-1]) == len(user_shards) and {s % index.SHARDS for s in asked[-1]} == user_shards
-    assert {keys[seq] for seq, _ in store.semantic.knn(store.semantic.query_vector(values[5]), None, 32)[:2]} == {
-        "k5", "other"}  # fmt: skip
+        assert (
+            len(asked[-1]) == len(user_shards)
+            and {s % index.SHARDS for s in asked[-1]} == user_shards
+        )
+    assert {
+        keys[seq]
+        for seq, _ in store.semantic.knn(store.semantic.query_vector(values[5]), None, 32)[:2]
+    } == {"k5", "other"}
 
 
 def test_a_helper_thread_scans_half_the_shards_and_finds_the_same(store, monkeypatch):
@@ -310,14 +371,23 @@ def test_a_helper_thread_scans_half_the_shards_and_finds_the_same(store, monkeyp
     assert store.semantic.knn(blob, None, 40) == both and len(both) == 40
     monkeypatch.undo()
     with store.transaction():  # the helper's connection would not see these: scanned in line
-        store.upsert_many([{"slot": "agent", "key": f"new{i}", "value": f"brand new fact {i} zebra"} for i in range(4)])
+        store.upsert_many(
+            [
+                {"slot": "agent", "key": f"new{i}", "value": f"brand new fact {i} zebra"}
+                for i in range(4)
+            ]
+        )
         keys = dict(store.conn.execute("SELECT seq, key FROM memory_facts"))
         for i in range(4):  # consecutive seqs: odd and even shards alike
-            [(seq, distance)] = store.semantic.knn(store.semantic.query_vector(f"brand new fact {i} zebra"), None, 1)
+            [(seq, distance)] = store.semantic.knn(
+                store.semantic.query_vector(f"brand new fact {i} zebra"), None, 1
+            )
             assert keys[seq] == f"new{i}" and distance < 1e-6
     store.close()
     assert store.semantic.index._pool is None
-    assert store.semantic.knn(blob, None, 40) == both  # a closed store reopens, and so does its helper
+    assert (
+        store.semantic.knn(blob, None, 40) == both
+    )  # a closed store reopens, and so does its helper
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
@@ -368,7 +438,9 @@ def test_the_same_question_to_each_slot_is_embedded_once(mem, monkeypatch):
 
     calls = []
     real = embedders.embed
-    monkeypatch.setattr(embedders, "embed", lambda model, texts: calls.append(texts) or real(model, texts))
+    monkeypatch.setattr(
+        embedders, "embed", lambda model, texts: calls.append(texts) or real(model, texts)
+    )
     text = context.build_context(mem, "When do we ship?", track_access=False)
     assert "Fridays" in text and calls == [["When do we ship?"]]
     mem.upsert("project", "deploy.schedule", "We release on Mondays now.")  # a write embeds

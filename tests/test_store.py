@@ -19,12 +19,18 @@ def test_upsert_creates_updates_and_leaves_unchanged(store, clock):
     assert updated.action == "updated"
     assert updated.previous.value == "Europe/Stockholm"
     assert updated.fact.id == created.fact.id
-    assert updated.fact.updated_at == clock.now and updated.fact.created_at == created.fact.created_at
+    assert (
+        updated.fact.updated_at == clock.now and updated.fact.created_at == created.fact.created_at
+    )
     assert store.get("user", "timezone") == updated.fact
 
     [entry] = store.history("user", "timezone")
     assert (entry.value, entry.confidence, entry.reason, entry.source) == (
-        "Europe/Stockholm", 0.9, "update", "cli")  # fmt: skip
+        "Europe/Stockholm",
+        0.9,
+        "update",
+        "cli",
+    )
     assert entry.changed_by == "chat"
 
 
@@ -59,16 +65,20 @@ def test_same_key_in_different_slots_is_two_facts(store):
 
 
 def test_upsert_many_is_one_transaction(store):
-    results = store.upsert_many([
-        {"slot": "user", "key": "a", "value": "alpha"},
-        {"slot": "user", "key": "b", "value": "beta", "confidence": 0.5, "source": "import"},
-    ])  # fmt: skip
+    results = store.upsert_many(
+        [
+            {"slot": "user", "key": "a", "value": "alpha"},
+            {"slot": "user", "key": "b", "value": "beta", "confidence": 0.5, "source": "import"},
+        ]
+    )
     assert [r.action for r in results] == ["created", "created"]
     with pytest.raises(InvalidInput, match="item 1"):
-        store.upsert_many([
-            {"slot": "user", "key": "c", "value": "gamma"},
-            {"slot": "user", "key": "d", "value": ""},
-        ])  # fmt: skip
+        store.upsert_many(
+            [
+                {"slot": "user", "key": "c", "value": "gamma"},
+                {"slot": "user", "key": "d", "value": ""},
+            ]
+        )
     assert store.get("user", "c") is None
 
 
@@ -108,8 +118,12 @@ def test_bad_input_raises_and_writes_nothing(store, slot, key, value, confidence
 
 
 def test_unicode_values_round_trip(store):
-    values = {"emoji": "likes 🍣 and 🏔️", "cjk": "我喜欢喝咖啡", "quotes": 'he said "hi" \'ok\'',
-              "multiline": "line one\nline two\ttabbed"}  # fmt: skip
+    values = {
+        "emoji": "likes 🍣 and 🏔️",
+        "cjk": "我喜欢喝咖啡",
+        "quotes": "he said \"hi\" 'ok'",
+        "multiline": "line one\nline two\ttabbed",
+    }
     for key, value in values.items():
         store.upsert("user", key, value)
     for key, value in values.items():
@@ -124,7 +138,11 @@ def test_list_facts_orders(store, clock):
     store.query_facts("beta", slots=["project"])
     assert [f.key for f in store.list_facts("project", limit=1)] == ["beta"]
     assert next(f.key for f in store.list_facts("project", order="used")) == "beta"
-    assert [f.key for f in store.list_facts("project", order="created")] == ["gamma", "beta", "alpha"]
+    assert [f.key for f in store.list_facts("project", order="created")] == [
+        "gamma",
+        "beta",
+        "alpha",
+    ]
     assert [f.key for f in store.list_facts("project", order="key")] == ["alpha", "beta", "gamma"]
     assert store.list_facts("user") == []
     with pytest.raises(InvalidInput):
@@ -164,13 +182,15 @@ def test_transaction_groups_writes_and_rolls_back(store):
 
 def test_upsert_many_with_repeated_and_existing_keys(store):
     store.upsert("user", "city", "Paris")
-    results = store.upsert_many([
-        {"slot": "user", "key": "pet", "value": "cat"},
-        {"slot": "user", "key": "city", "value": "Berlin"},
-        {"slot": "user", "key": "pet", "value": "dog"},
-        {"slot": "user", "key": "pet", "value": "dog"},
-        {"slot": "project", "key": "pet", "value": "none"},
-    ])  # fmt: skip
+    results = store.upsert_many(
+        [
+            {"slot": "user", "key": "pet", "value": "cat"},
+            {"slot": "user", "key": "city", "value": "Berlin"},
+            {"slot": "user", "key": "pet", "value": "dog"},
+            {"slot": "user", "key": "pet", "value": "dog"},
+            {"slot": "project", "key": "pet", "value": "none"},
+        ]
+    )
     assert [r.action for r in results] == ["created", "updated", "updated", "unchanged", "created"]
     assert results[2].previous.value == "cat"
     assert [h.value for h in store.history("user", "pet")] == ["cat"]

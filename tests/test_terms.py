@@ -14,17 +14,56 @@ from slotmem.search import terms as query
 from slotmem.storage import db, migrate
 
 ANY_CHAR = st.characters(exclude_categories=())  # surrogates, controls, unassigned included
-NASTY = st.sampled_from(['"', "'", "(", ")", "{", "}", "[", "]", "*", "^", ":", "-", "+", "\\",
-                         "\x00", "\x1b", "\ud800", "\udfff", " AND ", " OR ", " NOT ", " NEAR ",
-                         "’", "咖啡", "デプロイ", "🚀", "\u200b", "e\u0301", "ﬁ", "Ⅻ"])  # fmt: skip
+NASTY = st.sampled_from(
+    [
+        '"',
+        "'",
+        "(",
+        ")",
+        "{",
+        "}",
+        "[",
+        "]",
+        "*",
+        "^",
+        ":",
+        "-",
+        "+",
+        "\\",
+        "\x00",
+        "\x1b",
+        "\ud800",
+        "\udfff",
+        " AND ",
+        " OR ",
+        " NOT ",
+        " NEAR ",
+        "’",
+        "咖啡",
+        "デプロイ",
+        "🚀",
+        "\u200b",
+        "e\u0301",
+        "ﬁ",
+        "Ⅻ",
+    ]
+)
 
 
 # unicode61's tables are Unicode 6.1: it tokenizes and folds characters added later differently.
 NEWER_THAN_UNICODE_6_1 = "\u037f\u0605\u061c\u061d\u0978\u2066\u2067\u2068\u2069"
 # Latin, Greek, Cyrillic, Hebrew, Arabic, Devanagari, punctuation, kana, CJK, Hangul: assigned
 # characters of scripts unicode61's tables know.
-BLOCKS = [(0x20, 0x24F), (0x370, 0x4FF), (0x590, 0x6FF), (0x900, 0x97F), (0x2000, 0x206F),
-          (0x3040, 0x30FF), (0x4E00, 0x4FFF), (0xAC00, 0xAD00)]  # fmt: skip
+BLOCKS = [
+    (0x20, 0x24F),
+    (0x370, 0x4FF),
+    (0x590, 0x6FF),
+    (0x900, 0x97F),
+    (0x2000, 0x206F),
+    (0x3040, 0x30FF),
+    (0x4E00, 0x4FFF),
+    (0xAC00, 0xAD00),
+]
 SCRIPTS = st.one_of(
     *(
         st.characters(
@@ -67,12 +106,26 @@ def test_parse_never_raises_and_yields_plain_terms(text, max_terms):
 @pytest.fixture(scope="module")
 def unicode_store():
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "m.db") as store:
-        store.upsert_many([
-            {"slot": "user", "key": "drink", "value": "我喜欢喝咖啡, Joanna's café"},
-            {"slot": "project", "key": "deploy", "value": "デプロイは金曜日です (deploy on Friday)"},
-            {"slot": "user", "key": "odd", "value": "naïve résumé ﬁle Ⅻ e\u0301 c# c++ 42 Go AI"},
-            {"slot": "user", "key": "repeat", "value": "咖啡咖啡店咖啡馆 茶 ❤️ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 İstanbul ß"},
-        ])  # fmt: skip
+        store.upsert_many(
+            [
+                {"slot": "user", "key": "drink", "value": "我喜欢喝咖啡, Joanna's café"},
+                {
+                    "slot": "project",
+                    "key": "deploy",
+                    "value": "デプロイは金曜日です (deploy on Friday)",
+                },
+                {
+                    "slot": "user",
+                    "key": "odd",
+                    "value": "naïve résumé ﬁle Ⅻ e\u0301 c# c++ 42 Go AI",
+                },
+                {
+                    "slot": "user",
+                    "key": "repeat",
+                    "value": "咖啡咖啡店咖啡馆 茶 ❤️ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 İstanbul ß",
+                },
+            ]
+        )
         yield store
 
 
@@ -149,7 +202,11 @@ def test_cjk_runs_become_bigrams():
 
 
 def test_non_text_input():
-    assert not query.parse(None) and not query.parse(b"\x00\xff") and list(query.parse(42).words) == ["42"]
+    assert (
+        not query.parse(None)
+        and not query.parse(b"\x00\xff")
+        and list(query.parse(42).words) == ["42"]
+    )
     assert list(query.parse("Café".encode()).words) == ["cafe"]
 
 

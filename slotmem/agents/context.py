@@ -11,11 +11,19 @@ SLOT_TITLES = {
 }
 
 
-def contribute(store, message: str, slot: str, *, limit: int = 10, budget_chars: int = 1500,
-               track_access: bool = True) -> str:  # fmt: skip
+def contribute(
+    store,
+    message: str,
+    slot: str,
+    *,
+    limit: int = 10,
+    budget_chars: int = 1500,
+    track_access: bool = True,
+) -> str:
     """The markdown section for one slot: a heading and one bullet per relevant fact, or ''."""
     hits = store.query_facts(message, slots=[slot], limit=limit, track_access=track_access)
-    lines, used = [], 0
+    lines: list[str] = []
+    used = 0
     for hit in hits:
         bullet = f"- **{hit.fact.key}**: {' '.join(hit.fact.value.split())}"
         if used + len(bullet) > budget_chars and lines:
@@ -27,12 +35,20 @@ def contribute(store, message: str, slot: str, *, limit: int = 10, budget_chars:
     return f"## {SLOT_TITLES.get(slot, slot.capitalize())}\n" + "\n".join(lines)
 
 
-def build_context(store, message: str, slots: Iterable[str] = ("user", "project", "agent"), *,
-                  limit: int = 10, budget_chars: int = 1500, track_access: bool = True) -> str:  # fmt: skip
+def build_context(
+    store,
+    message: str,
+    slots: Iterable[str] = ("user", "project", "agent"),
+    *,
+    limit: int = 10,
+    budget_chars: int = 1500,
+    track_access: bool = True,
+) -> str:
     """Every slot's section, in order, separated by blank lines."""
     sections = (
-        contribute(store, message, slot, limit=limit, budget_chars=budget_chars,
-                   track_access=track_access)
+        contribute(
+            store, message, slot, limit=limit, budget_chars=budget_chars, track_access=track_access
+        )
         for slot in slots
-    )  # fmt: skip
+    )
     return "\n\n".join(section for section in sections if section)

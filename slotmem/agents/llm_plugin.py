@@ -7,10 +7,14 @@ slotmem's offline default embedding model.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import llm
 
 from . import tools
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 SOURCE = "llm-tool"
 
@@ -22,9 +26,9 @@ class Slotmem(llm.Toolbox):
         from ..storage.db import default_path
 
         self.database = database or str(default_path())
-        self._memory = None
+        self._memory: Store | None = None
 
-    def _store(self):
+    def _store(self) -> Store:
         if self._memory is None:
             from ..store import Store
 

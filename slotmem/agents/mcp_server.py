@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import functools
 
-from . import tools
 from ..errors import SlotmemError
+from . import tools
 
 SOURCE = "mcp"
 
@@ -29,7 +29,9 @@ def build_server(store):
     try:
         from mcp.server.mcpserver import MCPServer
     except ImportError:
-        raise SlotmemError("the MCP server needs the mcp package: pip install 'slotmem[mcp]'") from None
+        raise SlotmemError(
+            "the MCP server needs the mcp package: pip install 'slotmem[mcp]'"
+        ) from None
 
     server = MCPServer(
         "slotmem",

@@ -9,10 +9,14 @@ from ..safety import injection_reason, secret_reason
 def recall(store, query: str, slot: str = "", limit: int = 10) -> list[dict]:
     hits = store.query_facts(query, slots=[slot] if slot else None, limit=limit)
     return [
-        {"slot": h.fact.slot, "key": h.fact.key, "value": h.fact.value,
-         "confidence": h.fact.confidence}
+        {
+            "slot": h.fact.slot,
+            "key": h.fact.key,
+            "value": h.fact.value,
+            "confidence": h.fact.confidence,
+        }
         for h in hits
-    ]  # fmt: skip
+    ]
 
 
 def remember(store, slot: str, key: str, value: str, confidence: float, source: str) -> str:
@@ -25,4 +29,8 @@ def remember(store, slot: str, key: str, value: str, confidence: float, source: 
 
 
 def forget(store, slot: str, key: str, source: str) -> str:
-    return f"forgot: {slot}/{key}" if store.delete(slot, key, source=source) else f"no fact {slot}/{key}"
+    return (
+        f"forgot: {slot}/{key}"
+        if store.delete(slot, key, source=source)
+        else f"no fact {slot}/{key}"
+    )

@@ -11,15 +11,19 @@ from .app import cli, open_store
 
 
 @cli.command()
-@click.option("-d", "--database", type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to build the demo file [default: demo.db in the data directory]")  # fmt: skip
+@click.option(
+    "-d",
+    "--database",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to build the demo file [default: demo.db in the data directory]",
+)
 def demo(database):
     """Build a demo memory and show what an agent would get for a few messages.
 
     Needs no API key and no network.
     """
-    from . import demo_data
     from ..agents.context import build_context
+    from . import demo_data
 
     database = database or default_path().with_name("demo.db")
     store = open_store(database)
@@ -27,8 +31,9 @@ def demo(database):
         "SELECT count(*) FROM memory_facts WHERE source IS NOT ?", (demo_data.DEMO_SOURCE,)
     ).fetchone()[0]
     if foreign:
-        raise click.ClickException(f"{database} holds {foreign} facts that are not demo facts; "
-                                   "pick another file with -d")  # fmt: skip
+        raise click.ClickException(
+            f"{database} holds {foreign} facts that are not demo facts; pick another file with -d"
+        )
     results = store.upsert_many(demo_data.items())
     created = sum(r.action == "created" for r in results)
     click.echo(f"Demo memory: {database} ({len(results)} facts, {created} new)\n")
@@ -36,4 +41,4 @@ def demo(database):
         click.secho(f"> {message}", bold=True)
         click.echo(build_context(store, message, track_access=False) or "(no relevant facts)")
         click.echo()
-    click.echo(f"Try: slotmem search -d {database} \"deploy on Friday\" --explain")
+    click.echo(f'Try: slotmem search -d {database} "deploy on Friday" --explain')

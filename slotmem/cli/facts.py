@@ -61,8 +61,12 @@ def forget(slot, key, database):
 @cli.command(name="list")
 @click.argument("slot", required=False)
 @click.option("-n", "--limit", type=int, default=50, show_default=True, help="0 for all")
-@click.option("--order", type=click.Choice(["accessed", "used", "updated", "created", "key"]),
-              default="accessed", show_default=True)  # fmt: skip
+@click.option(
+    "--order",
+    type=click.Choice(["accessed", "used", "updated", "created", "key"]),
+    default="accessed",
+    show_default=True,
+)
 @format_options
 @database_option
 def list_(slot, limit, order, fmt, database):
@@ -79,8 +83,11 @@ def list_(slot, limit, order, fmt, database):
 def history(slot, key, fmt, database):
     """Old values of SLOT/KEY, newest first (overwrites, deletes, prunes)."""
     entries = open_store(database).history(slot, key)
-    emit(fact_rows(entries, fmt), fmt,
-         None if fmt else ["changed_at", "reason", "value", "confidence", "source"])  # fmt: skip
+    emit(
+        fact_rows(entries, fmt),
+        fmt,
+        None if fmt else ["changed_at", "reason", "value", "confidence", "source"],
+    )
 
 
 @cli.command()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import click
 
@@ -20,34 +19,56 @@ REPORT_COLUMNS = ["action", "slot", "key", "value", "confidence", "note"]
 @cli.command()
 @click.argument("file", required=False, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
-    "--conversation", "conversation_id", metavar="ID",
+    "--conversation",
+    "conversation_id",
+    metavar="ID",
     help="Read this conversation from the llm tool's logs database instead of FILE",
-)  # fmt: skip
+)
 @click.option("-m", "--model", help="llm model id or alias  [default: llm's default model]")
 @click.option(
-    "-s", "--slot", "slots", multiple=True, metavar="SLOT",
+    "-s",
+    "--slot",
+    "slots",
+    multiple=True,
+    metavar="SLOT",
     help="A slot facts may go into (repeatable)  [default: user, project, agent]",
-)  # fmt: skip
+)
 @click.option(
-    "--min-confidence", type=click.FloatRange(0, 1), default=DEFAULT_MIN_CONFIDENCE,
-    show_default=True, help="Reject facts the model is less sure of",
-)  # fmt: skip
+    "--min-confidence",
+    type=click.FloatRange(0, 1),
+    default=DEFAULT_MIN_CONFIDENCE,
+    show_default=True,
+    help="Reject facts the model is less sure of",
+)
 @click.option("--source", help="Provenance to record  [default: the file name, or llm:ID]")
 @click.option(
-    "--chunk-size", type=click.IntRange(min=1000), default=DEFAULT_CHUNK_CHARS,
-    show_default=True, help="Characters of transcript per model call",
-)  # fmt: skip
+    "--chunk-size",
+    type=click.IntRange(min=1000),
+    default=DEFAULT_CHUNK_CHARS,
+    show_default=True,
+    help="Characters of transcript per model call",
+)
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing")
 @click.option(
-    "--progress/--no-progress", default=None,
+    "--progress/--no-progress",
+    default=None,
     help="Progress bar on stderr  [default: when stderr is a terminal]",
-)  # fmt: skip
+)
 @click.option("--json", "as_json", is_flag=True, help="Output the report as JSON")
 @database_option
 def flush(
-    file, conversation_id, model, slots, min_confidence, source, chunk_size, dry_run, progress,
-    as_json, database,
-):  # fmt: skip
+    file,
+    conversation_id,
+    model,
+    slots,
+    min_confidence,
+    source,
+    chunk_size,
+    dry_run,
+    progress,
+    as_json,
+    database,
+):
     """Extract durable facts from a conversation with an LLM and store them.
 
     FILE is plain text, a JSON list of {role, content} messages, or JSON Lines of
@@ -69,10 +90,16 @@ def flush(
             progress = sys.stderr.isatty()
         with Store(database) as store:
             report = run_flush(
-                store, transcript, model, slots=slots or DEFAULT_SLOTS, source=source,
-                dry_run=dry_run, min_confidence=min_confidence, chunk_chars=chunk_size,
+                store,
+                transcript,
+                model,
+                slots=slots or DEFAULT_SLOTS,
+                source=source,
+                dry_run=dry_run,
+                min_confidence=min_confidence,
+                chunk_chars=chunk_size,
                 progress=progress,
-            )  # fmt: skip
+            )
     except SlotmemError as ex:
         raise click.ClickException(str(ex)) from ex
     if as_json:

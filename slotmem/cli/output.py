@@ -14,11 +14,13 @@ FORMATS = ("table", "json", "nl", "csv")
 
 def format_options(command):
     """--json / --nl / --csv, stored as ``fmt``."""
-    for flag, value, text in reversed([
-        ("--json", "json", "Output a JSON array"),
-        ("--nl", "nl", "Output newline-delimited JSON"),
-        ("--csv", "csv", "Output CSV with a header row"),
-    ]):  # fmt: skip
+    for flag, value, text in reversed(
+        [
+            ("--json", "json", "Output a JSON array"),
+            ("--nl", "nl", "Output newline-delimited JSON"),
+            ("--csv", "csv", "Output CSV with a header row"),
+        ]
+    ):
         command = click.option(flag, "fmt", flag_value=value, help=text)(command)
     return command
 

@@ -27,9 +27,14 @@ def search(text, slots, limit, min_score, explain, no_track, lexical, fmt, datab
     slotmem search "what timezone am I in?" --slot user --explain
     """
     hits = open_store(database).query_facts(
-        text, slots=list(slots) or None, limit=limit, min_score=min_score,
-        track_access=not no_track, explain=explain, semantic=not lexical,
-    )  # fmt: skip
+        text,
+        slots=list(slots) or None,
+        limit=limit,
+        min_score=min_score,
+        track_access=not no_track,
+        explain=explain,
+        semantic=not lexical,
+    )
     rows = [hit.to_dict() for hit in hits]
     columns = None
     if fmt in (None, "table"):
@@ -54,7 +59,11 @@ def context(message, slots, limit, budget, no_track, database):
     from ..agents.context import build_context
 
     text = build_context(
-        open_store(database), message, slots or ("user", "project", "agent"),
-        limit=limit, budget_chars=budget, track_access=not no_track,
-    )  # fmt: skip
+        open_store(database),
+        message,
+        slots or ("user", "project", "agent"),
+        limit=limit,
+        budget_chars=budget,
+        track_access=not no_track,
+    )
     click.echo(text or "(no relevant facts)")

@@ -18,4 +18,3 @@ def mcp(database):
     from ..agents.mcp_server import build_server
 
     build_server(open_store(database)).run("stdio")
-

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 
@@ -49,8 +50,13 @@ def policy(slot, cap, min_age_days, min_access_count, description, fmt, database
     if cap is not None:
         if not slot:
             raise click.UsageError("--cap needs a SLOT")
-        store.set_policy(slot, cap=cap, min_age_days=min_age_days,
-                         min_access_count=min_access_count, description=description)  # fmt: skip
+        store.set_policy(
+            slot,
+            cap=cap,
+            min_age_days=min_age_days,
+            min_access_count=min_access_count,
+            description=description,
+        )
     policies = [p for p in store.policies() if not slot or p.slot == slot]
     emit([p.to_dict() for p in policies], fmt)
 
@@ -75,8 +81,15 @@ def prune(slot, cap, min_age_days, min_access_count, dry_run, fmt, database):
     """
     store = open_store(database)
     if slot:
-        reports = [store.prune_slot(slot, cap=cap, min_age_days=min_age_days,
-                                    min_access_count=min_access_count, dry_run=dry_run)]  # fmt: skip
+        reports = [
+            store.prune_slot(
+                slot,
+                cap=cap,
+                min_age_days=min_age_days,
+                min_access_count=min_access_count,
+                dry_run=dry_run,
+            )
+        ]
     elif cap is not None or min_age_days is not None or min_access_count is not None:
         raise click.UsageError("--cap, --min-age-days and --min-access-count need a SLOT")
     else:
@@ -110,7 +123,11 @@ def migrate(list_, database):
 
 
 @cli.command()
-@click.option("--repair", is_flag=True, help="Rebuild derived indexes (full-text, vector) from the facts and stored vectors")
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="Rebuild derived indexes (full-text, vector) from the facts and stored vectors",
+)
 @click.option("--json", "as_json", is_flag=True)
 @database_option
 def doctor(repair, as_json, database):
@@ -132,7 +149,11 @@ def doctor(repair, as_json, database):
 
 
 @cli.command()
-@click.option("-m", "--model", help="llm embedding model id  [default: the file's, else all-minilm-l6-v2-int8]")
+@click.option(
+    "-m",
+    "--model",
+    help="llm embedding model id  [default: the file's, else all-minilm-l6-v2-int8]",
+)
 @click.option("--batch-size", type=click.IntRange(1, 4096), default=256, show_default=True)
 @database_option
 def reindex(model, batch_size, database):
@@ -145,21 +166,22 @@ def reindex(model, batch_size, database):
     pip install 'slotmem[semantic]'.
     """
     store = open_store(database)
-    bar = None
+    with contextlib.ExitStack() as stack:
+        bars = []
 
-    def start(total):
-        nonlocal bar
-        bar = click.progressbar(length=total, label="Embedding facts", file=sys.stderr)
-        bar.__enter__()
+        def start(total):
+            bar = click.progressbar(length=total, label="Embedding facts", file=sys.stderr)
+            bars.append(stack.enter_context(bar))
 
-    try:
-        report = store.semantic.reindex(model, batch_size=batch_size, total=start,
-                                        progress=lambda n: bar.update(n))  # fmt: skip
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
+        report = store.semantic.reindex(
+            model, batch_size=batch_size, total=start, progress=lambda n: bars[0].update(n)
+        )
     note = " (model switched: every fact re-embedded)" if report["switched"] else ""
-    click.echo(f"{report['embedded']} facts embedded with {report['model']} "
-               f"({report['dimensions']} dimensions){note}")  # fmt: skip
+    click.echo(
+        f"{report['embedded']} facts embedded with {report['model']} "
+        f"({report['dimensions']} dimensions){note}"
+    )
     if report["unusable"]:
-        click.echo(f"{report['unusable']} facts gave no usable vector: they are found by full-text search only")
+        click.echo(
+            f"{report['unusable']} facts gave no usable vector: they are found by full-text search only"
+        )

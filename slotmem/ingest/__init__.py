@@ -24,7 +24,15 @@ _EXPORTS = {
     "read_path": "transcripts",
     "from_llm_logs": "llm_logs",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "FlushItem",
+    "FlushReport",
+    "Transcript",
+    "flush",
+    "from_llm_logs",
+    "parse",
+    "read_path",
+]
 
 
 def __getattr__(name: str):

@@ -140,7 +140,13 @@ def _write(store, items: list[FlushItem], source: str) -> None:
     if not items:
         return
     rows = [
-        {"slot": i.slot, "key": i.key, "value": i.value, "confidence": i.confidence, "source": source}
+        {
+            "slot": i.slot,
+            "key": i.key,
+            "value": i.value,
+            "confidence": i.confidence,
+            "source": source,
+        }
         for i in items
     ]
     for item, result in zip(items, store.upsert_many(rows)):

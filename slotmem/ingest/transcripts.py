@@ -83,7 +83,9 @@ def _decode(data: str | bytes, source: str | None) -> str:
                 "a JSON list of {role, content} messages, or JSON Lines"
             ) from None
     if "\x00" in data:
-        raise TranscriptError(f"{describe_source(source)} looks like a binary file, not a transcript")
+        raise TranscriptError(
+            f"{describe_source(source)} looks like a binary file, not a transcript"
+        )
     return data.lstrip("\ufeff")
 
 

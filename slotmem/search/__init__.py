@@ -34,12 +34,18 @@ def run(
     hybrid_on = vectors is not None and query.semantic and bool(query.text.strip())
     budget = plan.HYBRID_BUDGET if hybrid_on else None
     chosen = plan.plan(conn, query.terms, budget, freqs) if query.terms else None
-    if hybrid_on:
+    if hybrid_on and vectors is not None:
         return hybrid.search(conn, query, chosen, ranking=ranking, now=now, vectors=vectors)
     if not chosen:
         return []
     rows = lexical.search(
-        conn, chosen, ranking, slots=slots, limit=query.limit, now=now,
-        min_score=query.min_score, explain=query.explain,
-    )  # fmt: skip
+        conn,
+        chosen,
+        ranking,
+        slots=slots,
+        limit=query.limit,
+        now=now,
+        min_score=query.min_score,
+        explain=query.explain,
+    )
     return [lexical.to_hit(row, chosen, ranking, query.explain) for row in rows]

@@ -58,8 +58,17 @@ from dataclasses import dataclass
 G0 = 0.11  # the semantic spread g at which the two legs weigh the same (LoCoMo dev, see above)
 SPREAD_RANK = 10  # g = best cosine minus the cosine at this rank
 # What `slotmem search --explain` shows of a hybrid hit (JSON output has the whole explanation).
-EXPLAIN_COLUMNS = ["coverage", "similarity", "semantic_weight", "lexical_rank", "semantic_rank",
-                   "confidence", "feedback", "recency", "parts"]  # fmt: skip
+EXPLAIN_COLUMNS = [
+    "coverage",
+    "similarity",
+    "semantic_weight",
+    "lexical_rank",
+    "semantic_rank",
+    "confidence",
+    "feedback",
+    "recency",
+    "parts",
+]
 DEPTH = 64  # candidates taken from each leg (100 measured the same on LoCoMo, 40 less)
 
 
@@ -85,9 +94,14 @@ def semantic_weight(cosines, *, g0: float = G0) -> float:
     return spread / (spread + g0) if spread > 0 else 0.0
 
 
-def fuse(coverage: dict[int, float], cosine: dict[int, float],
-         weight: dict[int, float] | None = None, *, semantic_ranks: dict[int, int] | None = None,
-         g0: float = G0) -> list[Fused]:  # fmt: skip
+def fuse(
+    coverage: dict[int, float],
+    cosine: dict[int, float],
+    weight: dict[int, float] | None = None,
+    *,
+    semantic_ranks: dict[int, int] | None = None,
+    g0: float = G0,
+) -> list[Fused]:
     """The candidates, best first.
 
     ``coverage``: fact seq -> coverage, for the lexical leg's candidates, in its order.
@@ -96,8 +110,11 @@ def fuse(coverage: dict[int, float], cosine: dict[int, float],
     ``semantic_ranks``: seq -> rank in the semantic leg (default: ``cosine`` in its order).
     """
     lexical_rank = {seq: rank for rank, seq in enumerate(coverage, 1)}
-    semantic_rank = semantic_ranks if semantic_ranks is not None else {
-        seq: rank for rank, seq in enumerate(cosine, 1)}  # fmt: skip
+    semantic_rank = (
+        semantic_ranks
+        if semantic_ranks is not None
+        else {seq: rank for rank, seq in enumerate(cosine, 1)}
+    )
     if not coverage:
         beta = 1.0
     elif not semantic_rank:
@@ -111,9 +128,19 @@ def fuse(coverage: dict[int, float], cosine: dict[int, float],
         cov = min(1.0, max(0.0, coverage.get(seq, 0.0)))
         sim = min(1.0, max(0.0, cosine.get(seq, 0.0)))
         lexical_part, semantic_part = w * (1 - beta) * cov, w * beta * sim
-        fused.append(Fused(seq, lexical_part + semantic_part, cov, sim, beta, lexical_part,
-                           semantic_part, lexical_rank.get(seq),
-                           semantic_rank.get(seq)))  # fmt: skip
+        fused.append(
+            Fused(
+                seq,
+                lexical_part + semantic_part,
+                cov,
+                sim,
+                beta,
+                lexical_part,
+                semantic_part,
+                lexical_rank.get(seq),
+                semantic_rank.get(seq),
+            )
+        )
     never = float("inf")
     fused.sort(key=lambda f: (-f.score, f.lexical_rank or never, f.semantic_rank or never))
     return fused

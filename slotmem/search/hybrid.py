@@ -73,11 +73,15 @@ def _explain(row, fused: fusion.Fused, plan: Plan | None, ranking: Ranking) -> d
         parts = {name: row[name] for name in ("confidence", "feedback", "recency")}
     parts["lexical_score"] = parts.pop("score", None)
     parts.update(
-        fused=fused.score, lexical_part=fused.lexical_part, semantic_part=fused.semantic_part,
-        coverage=fused.coverage, similarity=fused.similarity,
-        semantic_weight=fused.semantic_weight, lexical_rank=fused.lexical_rank,
+        fused=fused.score,
+        lexical_part=fused.lexical_part,
+        semantic_part=fused.semantic_part,
+        coverage=fused.coverage,
+        similarity=fused.similarity,
+        semantic_weight=fused.semantic_weight,
+        lexical_rank=fused.lexical_rank,
         semantic_rank=fused.semantic_rank,
-    )  # fmt: skip
+    )
     return parts
 
 

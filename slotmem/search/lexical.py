@@ -59,8 +59,9 @@ class Ranking:
         half_life_ms = float(self.half_life_days) * DAY_MS
         return feedback, f"(1.0 / (1.0 + max(0, :now - f.updated_at) / {half_life_ms!r}))"
 
-    def sql(self, plan: Plan, slots: list[str] | None, explain: bool = False,
-            tf: bool = True) -> tuple[str, dict]:  # fmt: skip
+    def sql(
+        self, plan: Plan, slots: list[str] | None, explain: bool = False, tf: bool = True
+    ) -> tuple[str, dict]:
         """The one statement: arms -> parts summed per fact -> factors -> score (no LIMIT yet).
         ``tf=False`` scores each matched term as present (tf = 1), without bm25."""
         params: dict = {}
@@ -82,8 +83,9 @@ class Ranking:
             {"WHERE " + slot_test if slot_test else ""}"""
         return sql, params
 
-    def _arm(self, i: int, arm: Arm, facts: int, slots: list[str] | None, params: dict,
-             tf: bool = True) -> str:  # fmt: skip
+    def _arm(
+        self, i: int, arm: Arm, facts: int, slots: list[str] | None, params: dict, tf: bool = True
+    ) -> str:
         """One term's rows: (seq, arm number, FTS5 bm25 or NULL, the term's part)."""
         params[f"q{i}"], params[f"c{i}"] = arm.match, self.coordination
         if arm.table == CJK or not tf:  # binary: the term is there or not
@@ -109,8 +111,18 @@ class Ranking:
         return f"SELECT * FROM ({select}{where} ORDER BY t.rowid DESC LIMIT :cap{i})"
 
 
-def search(conn, plan: Plan, ranking: Ranking, *, slots: list[str] | None, limit: int, now: int,
-           min_score: float | None = None, explain: bool = False, tf: bool = True) -> list:
+def search(
+    conn,
+    plan: Plan,
+    ranking: Ranking,
+    *,
+    slots: list[str] | None,
+    limit: int,
+    now: int,
+    min_score: float | None = None,
+    explain: bool = False,
+    tf: bool = True,
+) -> list:
     """The plan's best ``limit`` rows, scored, weighted, filtered and ordered in one statement."""
     sql, params = ranking.sql(plan, slots, explain, tf)
     params.update(now=now, limit=limit)

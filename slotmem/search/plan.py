@@ -19,8 +19,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .terms import Terms, quote
 from .stemmer import stem
+from .terms import Terms, quote
 
 WORDS = "memory_facts_fts"
 CJK = "memory_facts_cjk"
@@ -59,8 +59,12 @@ def plan(conn, terms: Terms, budget: int | None = None, freqs: DocFreqs | None =
     ``budget`` postings (default ``POSTINGS_BUDGET``). ``freqs`` remembers word dfs between
     searches (a Store keeps one)."""
     facts = indexed_rows(conn, WORDS)
-    arms = [arm for arm in _word_arms(conn, terms.words, freqs or DocFreqs()) +
-            _gram_arms(conn, terms.grams) if arm.df]  # fmt: skip
+    arms = [
+        arm
+        for arm in _word_arms(conn, terms.words, freqs or DocFreqs())
+        + _gram_arms(conn, terms.grams)
+        if arm.df
+    ]
     chosen = _budget(_prune(arms, facts), budget or POSTINGS_BUDGET)
     dropped = tuple(arm.term for arm in arms if arm.term not in {a.term for a in chosen})
     return Plan(tuple(chosen), facts, dropped)
@@ -112,7 +116,9 @@ class DocFreqs:
         known = memo[1]
         for term in terms:
             if term not in known:  # one equality lookup: fts5vocab seeks straight to the term
-                found = conn.execute(f"SELECT doc FROM {VOCAB[WORDS]} WHERE term = ?", (term,)).fetchone()
+                found = conn.execute(
+                    f"SELECT doc FROM {VOCAB[WORDS]} WHERE term = ?", (term,)
+                ).fetchone()
                 known[term] = found[0] if found else 0
         return {term: known[term] for term in terms}
 
@@ -129,7 +135,7 @@ def _prune(arms: list[Arm], facts: int) -> list[Arm]:
 def _budget(arms: list[Arm], budget: int) -> list[Arm]:
     """Rarest first: a term fits in what is left of the budget, or is capped to it, or (when
     less than a quarter is left) is left out. The rarest term always runs."""
-    left, caps = budget, {}
+    left, caps = budget, dict[str, int | None]()
     for arm in sorted(arms, key=lambda arm: arm.df):
         if arm.df <= left:
             caps[arm.term] = None

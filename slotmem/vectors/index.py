@@ -131,4 +131,3 @@ class VectorIndex:
         pool, self._pool = self._pool, None
         if pool and pool[0] == os.getpid():
             pool[1].shutdown()
-

@@ -146,7 +146,9 @@ def checks(semantic: Semantic) -> list[dict]:
     detail = state["reason"] or (
         f"{state['model']}, {state['embedded']} vectors, {state['stale']} missing or stale"
     )
-    rows = [check_row("semantic search", fresh, detail, INSTALL_FIX if vec_error else "slotmem reindex")]
+    rows = [
+        check_row("semantic search", fresh, detail, INSTALL_FIX if vec_error else "slotmem reindex")
+    ]
     if state["active"]:
         indexed, vectors = state["index_rows"], state["embedded"]
         rows.append(

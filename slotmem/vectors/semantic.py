@@ -173,7 +173,10 @@ class Semantic:
                model = excluded.model, dimensions = excluded.dimensions,
                content_hash = excluded.content_hash, embedding = excluded.embedding,
                embedded_at = excluded.embedded_at""",
-            [(seq, model_id, dimensions, digest, blob or b"", now) for seq, _, digest, blob in rows],
+            [
+                (seq, model_id, dimensions, digest, blob or b"", now)
+                for seq, _, digest, blob in rows
+            ],
         )
         self.forget([seq for seq, *_ in rows])  # vec0 has no upsert: delete, then insert
         self.index.add([(seq, slot, blob) for seq, slot, _, blob in rows if blob], dimensions)
@@ -206,6 +209,11 @@ class Semantic:
                 self._queries[key] = blob
         return blob
 
+    def forget_query_vectors(self) -> None:
+        """Embed every question afresh (the benchmarks time new questions)."""
+        with self._lock:
+            self._queries.clear()
+
     def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]:
         """The ``k`` nearest facts by cosine distance, best first: the index's candidates
         re-ranked by their float vectors."""
@@ -218,7 +226,8 @@ class Semantic:
         (unit length, as ``embedders.to_blob`` writes them and the query's)."""
         import numpy as np
 
-        query, found, model_id = np.frombuffer(blob, dtype="<f4"), {}, self.model_id()
+        query, model_id = np.frombuffer(blob, dtype="<f4"), self.model_id()
+        found: dict[int, float] = {}
         for start in range(0, len(seqs), chunk):
             part = seqs[start : start + chunk]
             rows = self.conn.execute(

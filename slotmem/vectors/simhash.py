@@ -31,7 +31,9 @@ def hyperplanes(dimensions: int):
     import numpy as np
 
     count = BITS * dimensions
-    stream = b"".join(hashlib.sha256(b"slotmem-simhash-%d" % i).digest() for i in range(-(-count // 256)))
+    stream = b"".join(
+        hashlib.sha256(b"slotmem-simhash-%d" % i).digest() for i in range(-(-count // 256))
+    )
     signs = np.unpackbits(np.frombuffer(stream, dtype=np.uint8))[:count].reshape(BITS, dimensions)
     return np.where(signs == 1, 1.0, -1.0).astype(np.float32)
 
