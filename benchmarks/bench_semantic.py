@@ -1,8 +1,9 @@
 """Hybrid search at scale: index build rate, vector recall, query_facts latency.
 
     python benchmarks/bench_semantic.py [--facts 100000] [--queries 100] [--db PATH]
-    # needs pip install 'slotmem[semantic]'; building 100k facts takes a while (see the README):
-    # --db keeps the built file and reuses it on the next run
+    python benchmarks/bench_semantic.py --layouts [--facts 10000]  # do shards and the helper pay?
+    # needs pip install 'slotmem[semantic]'; building 100k facts takes a while
+    # (docs/benchmarks.md): --db keeps the built file and reuses it on the next run
 
 Facts: 10-30 English words (the default model's vocabulary, most frequent first) drawn from a
 Zipf distribution, in three slots. Queries (model load excluded, access tracking off):
@@ -11,6 +12,10 @@ Zipf distribution, in three slots. Queries (model load excluded, access tracking
 each within one slot (a third of the facts) and across all slots.
 Vector recall: the share of the exact 10 nearest neighbours (brute force over every stored
 float vector, numpy) that Semantic.knn returns, for sentence queries, within a slot and across.
+--layouts rebuilds the vector index three ways on the same vectors and times the kNN alone
+(question vectors computed beforehand) with its recall: 16 shards per slot with the helper
+thread (the default), 16 shards on one thread, and one partition per slot (one scan for all
+the candidates), in interleaved rounds. The default index is rebuilt at the end.
 Read ratios, not absolute figures: the machines are noisy.
 """
 
@@ -30,6 +35,7 @@ from synthetic import Corpus
 
 from slotmem import Store
 from slotmem.vectors import embedders
+from slotmem.vectors.index import SHARDS, VectorIndex
 
 
 def english_words() -> list[str]:
@@ -67,8 +73,7 @@ def timed(store: Store, texts: list[str], **options) -> tuple[float, float]:
         start = time.perf_counter()
         store.query_facts(text, track_access=False, **options)
         samples.append(time.perf_counter() - start)
-    samples.sort()
-    return statistics.median(samples) * 1000, samples[int(len(samples) * 0.95) - 1] * 1000
+    return percentiles(samples)
 
 
 def vector_recall(store: Store, texts: list[str], slots: list[str] | None, k: int = 10) -> float:
@@ -91,11 +96,66 @@ def vector_recall(store: Store, texts: list[str], slots: list[str] | None, k: in
     return found / (k * len(texts))
 
 
+LAYOUTS = {
+    f"{SHARDS} shards, helper thread": (SHARDS, True),
+    f"{SHARDS} shards, one thread": (SHARDS, False),
+    "one partition per slot": (1, False),
+}
+
+
+def use_layout(store: Store, shards: int, helper: bool) -> None:
+    """Rebuild the file's vector index with this layout and search through it."""
+    semantic = store.semantic
+    semantic.index.close()
+    semantic.index = VectorIndex(semantic.index.connection, shards=shards, helper=helper)
+    with store.transaction():
+        semantic.rebuild_index()
+
+
+def knn_times(store: Store, blobs: list[bytes], slots) -> list[float]:
+    samples = []
+    for blob in blobs:
+        start = time.perf_counter()
+        store.semantic.knn(blob, slots, 10)
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def compare_layouts(store: Store, texts: list[str], rounds: int = 2) -> None:
+    blobs = [store.semantic.query_vector(text) for text in texts]
+    times: dict[tuple[str, str], list[float]] = {}
+    recall: dict[tuple[str, str], float] = {}
+    for _ in range(rounds):
+        for name, (shards, helper) in LAYOUTS.items():
+            use_layout(store, shards, helper)
+            for slots in (["user"], None):
+                where = "one slot" if slots else "all slots"
+                times.setdefault((name, where), []).extend(knn_times(store, blobs, slots))
+                recall[(name, where)] = vector_recall(store, texts, slots)
+    use_layout(store, SHARDS, True)
+    print("| layout | slots | kNN p50 / p95 ms | ratio of p50 to the default | recall@10 |")
+    print("|---|---|---|---|---|")
+    default = next(iter(LAYOUTS))
+    for (name, where), samples in times.items():
+        p50, p95 = percentiles(samples)
+        base = percentiles(times[(default, where)])[0]
+        print(
+            f"| {name} | {where} | {p50:.1f} / {p95:.1f} | {p50 / base:.2f} | "
+            f"{recall[(name, where)]:.3f} |"
+        )
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered) * 1000, ordered[int(len(ordered) * 0.95) - 1] * 1000
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--facts", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--db", type=Path, help="keep the built file here and reuse it")
+    parser.add_argument("--layouts", action="store_true", help="compare vector index layouts")
     args = parser.parse_args(argv)
     corpus = Corpus(words=english_words())
     with tempfile.TemporaryDirectory() as tmp, Store(args.db or Path(tmp) / "bench.db") as store:
@@ -106,6 +166,9 @@ def main(argv=None) -> None:
             "rare": [corpus.rare_query() for _ in range(args.queries)],
             "sentence": [corpus.sentence(5, 12) for _ in range(args.queries)],
         }
+        if args.layouts:
+            compare_layouts(store, queries["sentence"])
+            return
         print("| vector recall@10 vs exact | one slot | all slots |\n|---|---|---|")
         print(
             f"| sentence queries | {vector_recall(store, queries['sentence'], ['user']):.3f} | "

@@ -1,8 +1,8 @@
 """Search indexes: a smaller word index, document frequencies, and a trigram index for CJK text.
 
 - ``memory_facts_fts`` is rebuilt with ``detail=none``, same columns and tokenizer
-  (``porter unicode61 remove_diacritics 2``: porter beat plain unicode61 by 8 points of
-  recall@10 on LoCoMo). Searches only ever match single tokens, so positions are not needed;
+  (``porter unicode61 remove_diacritics 2``: porter found more than plain unicode61 on LoCoMo;
+  docs/benchmarks.md). Searches only ever match single tokens, so positions are not needed;
   bm25() still scores exactly as before (FTS5 re-reads the matched rows' text), and the index
   shrinks by about 80 bytes per fact. Its triggers from 0001 keep working unchanged.
 - ``memory_facts_vocab`` (fts5vocab, row): how many facts hold each stem, for idf and for
@@ -15,7 +15,7 @@
   it in sync; ``'rebuild'`` and ``'integrity-check'`` work on it as on the word index.
 """
 
-# The same ranges as slotmem.query.CJK_RANGES, frozen here.
+# The same ranges as slotmem.search.terms.CJK_RANGES, frozen here.
 CJK_TEST = (
     "({key} || ' ' || {value}) GLOB "
     "'*[\u1100-\u11ff\u3005-\u3007\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"

@@ -1,7 +1,7 @@
 """The word index learns each fact's slot, so a search of one small slot skips the others' facts.
 
 A search made only of common words scores the newest postings of its rarest word (a budget, see
-slotmem/lexical.py). Filtered to a slot after the fact, that scan could walk hundreds of
+slotmem/search/plan.py). Filtered to a slot after the fact, that scan could walk hundreds of
 thousands of other slots' postings to find a small slot's few: seconds at 1M facts. With the
 slot in the index as one token (``slot_tag``: ``'slot' || lower(hex(slot)) || 'x'``, one token
 whatever the slot's name), the scan becomes FTS5's own ``"word" AND "slot...x"``, which skips.

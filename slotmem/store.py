@@ -320,7 +320,7 @@ class Store:
             DeprecationWarning,
             stacklevel=2,
         )
-        from .ingest.flush import flush
+        from .ingest.flusher import flush
 
         return flush(self, transcript, model, **options)
 
@@ -373,7 +373,7 @@ class Store:
         min_access_count: int | None = None,
         dry_run: bool = False,
     ) -> PruneReport:
-        """Bring ``slot`` down towards ``cap``: see slotmem.prune. Arguments default to the policy."""
+        """Bring ``slot`` down towards ``cap``: see slotmem.storage.retention. Arguments default to the policy."""
         slot = validation.slot(slot)
         policy = self.policy(slot) or SlotPolicy(slot, 500, 30, 3)
         cap = policy.cap if cap is None else validation.count(cap, "cap")

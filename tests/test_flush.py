@@ -5,7 +5,7 @@ from click.testing import CliRunner
 
 from slotmem import ModelError, Store
 from slotmem.cli.flush import flush as flush_command
-from slotmem.ingest.flush import flush
+from slotmem.ingest.flusher import flush
 from slotmem.ingest.policy import Policy, cap_value, normalize_key
 from slotmem.ingest.prompt import JSON_INSTRUCTIONS, PROMPT_VERSION
 from slotmem.ingest.reply import parse_reply
@@ -55,6 +55,23 @@ def test_plain_model_is_asked_for_json(store, mock_models):
     prompt = mock_models.plain.prompts[0]
     assert prompt.schema is None
     assert JSON_INSTRUCTIONS.strip() in prompt.system
+
+
+def test_store_flush_is_a_deprecated_alias(store, mock_models):
+    mock_models.plain.enqueue(reply(fact("drink", "Prefers tea.")))
+    with pytest.warns(DeprecationWarning, match=r"slotmem\.ingest\.flush"):
+        report = store.flush(CHAT, "mock", source="chat.json")
+    assert [(i.action, i.key) for i in report.items] == [("created", "drink")]
+    assert store.get("user", "drink").source == report.provenance()
+
+
+def test_the_ingest_package_exports_lazily():
+    from slotmem import ingest
+    from slotmem.ingest.flusher import flush as the_flush
+
+    assert ingest.flush is the_flush and ingest.FlushReport.__name__ == "FlushReport"
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        ingest.nope  # noqa: B018
 
 
 def test_model_object_and_default_model(store, mock_models, llm_user_dir):

@@ -192,11 +192,14 @@ def test_doctor_reports_the_semantic_state(mem):
 
 
 def test_extension_absent_lexical_still_serves(mem, db_path):
-    """The same file, opened by a Python whose driver cannot load sqlite-vec (stdlib sqlite3)."""
+    """The same file, opened by a Python whose driver cannot load sqlite-vec (stdlib sqlite3
+    on most Pythons; Debian's own can, so the script takes the ability away)."""
     mem.close()
     script = """
 import sys, json
 from slotmem import Store
+from slotmem.storage import db
+db.can_load_extensions = lambda module=None: False
 store = Store(sys.argv[1])
 hits = [h.fact.key for h in store.query_facts("deploy Fridays")]
 store.upsert("user", "city", "Lives in Malmö")

@@ -8,7 +8,7 @@ import sys
 import click
 
 from ..errors import SlotmemError
-from ..ingest.flush import DEFAULT_CHUNK_CHARS, DEFAULT_SLOTS
+from ..ingest.flusher import DEFAULT_CHUNK_CHARS, DEFAULT_SLOTS
 from ..ingest.policy import DEFAULT_MIN_CONFIDENCE
 from ..ingest.report import FlushReport
 from .app import cli, database_option
@@ -81,7 +81,7 @@ def flush(
         slotmem flush --conversation 01jq3... --dry-run
         cat notes.txt | slotmem flush - --slot project
     """
-    from ..ingest.flush import flush as run_flush
+    from ..ingest.flusher import flush as run_flush
     from ..store import Store
 
     try:

@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .flush import flush
+    from .flusher import flush
     from .llm_logs import from_llm_logs
     from .report import FlushItem, FlushReport
     from .transcripts import Transcript, parse, read_path
 
 _EXPORTS = {
-    "flush": "flush",
+    "flush": "flusher",
     "FlushItem": "report",
     "FlushReport": "report",
     "Transcript": "transcripts",

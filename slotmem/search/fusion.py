@@ -7,7 +7,7 @@ For a query and each candidate fact f (the best ``DEPTH`` of either leg):
 
 - coverage(f)   = the share of the query's idf mass that f matches: Σ idf(t) over the query
                   terms f matches / Σ idf(t) over all the query's terms, with the lexical leg's
-                  own idf (ranking.py). A query word no fact holds counts at df = 0, the highest
+                  own idf (lexical.py). A query word no fact holds counts at df = 0, the highest
                   idf: the question asks for something no fact says in its words, so a fact that
                   matches the question's other, common words covers little of it. Terms left out
                   as too common count 0. A fact the lexical leg did not return has coverage 0.
@@ -21,41 +21,22 @@ The bracket is in [0, 1], so fused is in [0, w(f)]: at most 1 for a fact of conf
 without feedback. Each hit's explanation carries ``lexical_part`` and ``semantic_part`` (which
 sum to ``fused``), ``coverage``, ``similarity`` and ``semantic_weight`` (β).
 
-One tuned constant, G0 = 0.11 (the spread at which the legs weigh the same). Measured with
-all-MiniLM-L6-v2 int8 (benchmarks/locomo.py --semantic, benchmarks/paraphrase.py):
-
-    LoCoMo dev (760 q.)   R@1   R@5   R@10  MRR    paraphrase (46)   R@1   R@5   MRR
-    lexical              .350  .561  .640  .487                      .109  .130  .120
-    semantic alone       .172  .406  .491  .302                      .565  .957  .732
-    min-max, 0.6/0.4     .354  .593  .683  .508                      .283  .935  .534
-    this                 .365  .605  .699  .525                      .500  .935  .666
-
-G0 was chosen on LoCoMo alone, leaving one conversation out at a time: every fold chose
-0.11 or 0.12, and the held-out figures are R@10 .696, MRR .524. The paraphrase probe only
-checked it.
-
-Why these parts (alternatives measured the same way, held-out LoCoMo R@10 / MRR, paraphrase
-MRR). The lexical part is coverage, not the bm25-like score: with the same β, the score scaled
-min-max gave .673 / .503 / .623, scaled by the query's attainable maximum .679 / .501 / .624,
-tf-weighted coverage .684 / .491 / .645, the share of terms matched (no idf) .664 / .502 / .589.
-Coverage is absolute (1 = every term matched), so a fact matching one common word of a long
-question gets little whatever the other facts score, where min-max gave the best lexical hit 1
-however weak it was. Counting the words no fact holds costs LoCoMo little (without them:
-.696 / .527) and keeps common-word matches from burying the paraphrases (without: .524).
-Cosine is absolute as well; what varies between queries is how much the semantic leg knows,
-and its spread g measures that: it averages .25 on the paraphrase probe, where that leg is
-right, and .13 on LoCoMo, where it is weak. A fixed β trades one benchmark for the other
-(β = 0.5: .689 / .522 / .600; β = 0.8: .635 / .467 / .701); a lexical weight set per query by
-the best lexical hit's coverage helped the paraphrases but lost LoCoMo's partial matches
-(.666 / .496 / .669). Equal-weight reciprocal rank fusion lost to the lexical leg alone on
-LoCoMo: ranks throw away how far ahead a leg's best candidate is.
+One tuned constant, G0 (the spread at which the legs weigh the same), chosen on LoCoMo leaving
+one conversation out at a time. Why these parts: coverage is absolute (1 = every term
+matched), so a fact matching one common word of a long question gets little whatever the other
+facts score, where min-max scaling gave the best lexical hit 1 however weak it was; counting
+the words no fact holds keeps common-word matches from burying paraphrases; cosine is absolute
+as well, and what varies between queries is how much the semantic leg knows, which its spread
+g measures. A fixed β trades one kind of question for the other, and equal-weight reciprocal
+rank fusion throws away how far ahead a leg's best candidate is. docs/semantic.md has the
+alternatives and docs/benchmarks.md their figures.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-G0 = 0.11  # the semantic spread g at which the two legs weigh the same (LoCoMo dev, see above)
+G0 = 0.11  # the semantic spread g at which the two legs weigh the same (chosen leave-one-out)
 SPREAD_RANK = 10  # g = best cosine minus the cosine at this rank
 # What `slotmem search --explain` shows of a hybrid hit (JSON output has the whole explanation).
 EXPLAIN_COLUMNS = [
@@ -69,7 +50,7 @@ EXPLAIN_COLUMNS = [
     "recency",
     "parts",
 ]
-DEPTH = 64  # candidates taken from each leg (100 measured the same on LoCoMo, 40 less)
+DEPTH = 64  # candidates taken from each leg (more found nothing more on LoCoMo, fewer lost)
 
 
 @dataclass(frozen=True)

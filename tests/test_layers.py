@@ -1,0 +1,79 @@
+"""The layers of slotmem/ (docs/design.md): arrows point down, at run time too, and no module
+reaches into another's private members."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "slotmem"
+# What each part may import from slotmem (function-level imports count too). "base" is the
+# top-level modules every layer may use: records, errors, validation, safety.
+BASE = {"records", "errors", "validation", "safety"}
+ALLOWED = {
+    "base": BASE,
+    "storage": BASE | {"storage"},
+    "search": BASE | {"search"},
+    "vectors": BASE | {"vectors", "storage"},
+    "store": BASE | {"storage", "search", "vectors", "ingest"},  # ingest: the deprecated alias
+    "ingest": BASE | {"ingest", "store"},
+    "agents": BASE | {"agents", "storage", "store", "vectors"},  # vectors: the llm model hook
+    "cli": BASE | {"cli", "storage", "search", "ingest", "agents", "store", "__init__"},
+}
+
+
+def modules():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if parts[0] == "migrations":
+            continue
+        part = parts[0] if len(parts) > 1 else ("store" if parts[0] == "store" else "base")
+        if parts[0] in ("__init__", "__main__"):
+            continue
+        yield path, parts, part
+
+
+def imported(path: Path, parts: tuple[str, ...]) -> set[str]:
+    """The top-level parts of slotmem this module imports (relative or absolute)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(parts[:-1])[: len(parts) - node.level]
+                if node.module is None and not base:  # from . import x, y: modules of slotmem
+                    found.update(
+                        "__init__" if a.name.startswith("__") else a.name for a in node.names
+                    )
+                    continue
+                target = [*base, *(node.module.split(".") if node.module else [])]
+            elif node.module and node.module.startswith("slotmem"):
+                target = node.module.split(".")[1:] or ["__init__"]
+            else:
+                continue
+            found.add(target[0] if target else "__init__")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("slotmem."):
+                    found.add(alias.name.split(".")[1])
+    return found
+
+
+@pytest.mark.parametrize("path,parts,part", list(modules()), ids=lambda v: str(v))
+def test_imports_point_down(path, parts, part):
+    wrong = imported(path, parts) - ALLOWED[part]
+    assert not wrong, f"slotmem/{'/'.join(parts)}.py ({part}) imports {sorted(wrong)}"
+
+
+@pytest.mark.parametrize("path,parts,part", list(modules()), ids=lambda v: str(v))
+def test_no_reach_into_private_members(path, parts, part):
+    """``x._name`` only on ``self``/``cls`` (a class's own), never on another object; the
+    Store may pass its own bound private methods as callables."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+        ):
+            pytest.fail(f"slotmem/{'/'.join(parts)}.py:{node.lineno} reaches into .{node.attr}")
