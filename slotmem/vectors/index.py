@@ -8,10 +8,12 @@ it without a model call. Each fact's signature (``simhash.py``) lives in the par
 
 Why shards and a helper thread: sqlite-vec 0.1.9 has no approximate index. A kNN scans every
 vector of the partitions it is asked for, and its top-k costs grow with k times the vectors
-scanned, so sixteen scans for 16 candidates each cost less than one scan for 256, and one scan
-uses one core, so a helper thread runs half of them on a second connection. Both go when
-sqlite-vec ships an index that does not scan (its planned IVF/DiskANN work) or a cheaper top-k;
-``benchmarks/bench_semantic.py --layouts`` measures whether they still pay.
+scanned, so sixteen scans for 16 candidates each cost less than one scan for 256 (at 10k facts
+as at 100k); and one scan uses one core, so a helper thread runs half of them on a second
+connection (which pays once the scanned slots are large; at 10k it is neutral). Both can go when
+sqlite-vec ships an index that does not scan (its planned IVF/DiskANN work) or a top-k whose cost
+does not grow with k: ``benchmarks/bench_semantic.py --layouts`` measures whether they still pay
+(docs/benchmarks.md has the last run).
 """
 
 from __future__ import annotations
