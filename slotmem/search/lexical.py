@@ -141,6 +141,7 @@ def to_hit(row, plan: Plan, ranking: Ranking, with_explanation: bool) -> Hit:
 
 def fts5_idf(facts: int, df: int) -> float:
     """The idf inside FTS5's bm25() (clamped to 1e-6 for terms in over half the rows)."""
+    df = min(max(df, 0), facts)  # as in Ranking.idf: a df read apart from N must not raise
     idf = math.log((facts - df + 0.5) / (df + 0.5))
     return idf if idf > 0 else 1e-6
 

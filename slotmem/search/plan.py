@@ -16,6 +16,7 @@ spaces, so every character starts a trigram) and matches any of them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass
 
@@ -58,16 +59,32 @@ def plan(conn, terms: Terms, budget: int | None = None, freqs: DocFreqs | None =
     """Look the terms up and choose the arms to run (no arms: nothing can match) within
     ``budget`` postings (default ``POSTINGS_BUDGET``). ``freqs`` remembers word dfs between
     searches (a Store keeps one)."""
-    facts = indexed_rows(conn, WORDS)
-    arms = [
-        arm
-        for arm in _word_arms(conn, terms.words, freqs or DocFreqs())
-        + _gram_arms(conn, terms.grams)
-        if arm.df
-    ]
+    with _snapshot(conn):
+        facts = indexed_rows(conn, WORDS)
+        arms = [
+            arm
+            for arm in _word_arms(conn, terms.words, freqs or DocFreqs())
+            + _gram_arms(conn, terms.grams)
+            if arm.df
+        ]
     chosen = _budget(_prune(arms, facts), budget or POSTINGS_BUDGET)
     dropped = tuple(arm.term for arm in arms if arm.term not in {a.term for a in chosen})
     return Plan(tuple(chosen), facts, dropped)
+
+
+@contextlib.contextmanager
+def _snapshot(conn):
+    """One read transaction around the lookups: N and every df then describe the same state of
+    the index. Read in separate statements while another process writes, a df could exceed N."""
+    if conn.in_transaction:  # the caller's transaction is a snapshot already
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")  # it only read
 
 
 def _word_arms(conn, words, freqs: DocFreqs) -> list[Arm]:
