@@ -159,7 +159,7 @@ def test_failing_model_writes_the_fact_and_reindex_catches_up(mem, caplog):
     assert mem.semantic.status()["stale"] >= 1
     caplog.clear()
     assert [h.fact.key for h in mem.query_facts("cat named Miso")] == ["pet"]  # lexical serves
-    assert "semantic leg skipped" in caplog.text and "unreachable" in caplog.text
+    assert "searches stay full-text" in caplog.text and "unreachable" in caplog.text
     with pytest.raises(ModelError, match="broken.*unreachable"):
         mem.semantic.reindex()
     assert mem.get("user", "pet").value == "A cat named Miso"

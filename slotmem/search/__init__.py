@@ -31,11 +31,13 @@ def run(
     if query.slots == ():
         return []
     slots = list(query.slots) if query.slots else None
-    hybrid_on = vectors is not None and query.semantic and bool(query.text.strip())
-    budget = plan.HYBRID_BUDGET if hybrid_on else None
+    blob = None
+    if vectors is not None and query.semantic and query.text.strip():
+        blob = vectors.query_vector(query.text)  # None: the model failed here; lexical only
+    budget = plan.HYBRID_BUDGET if blob is not None else None
     chosen = plan.plan(conn, query.terms, budget, freqs) if query.terms else None
-    if hybrid_on and vectors is not None:
-        return hybrid.search(conn, query, chosen, ranking=ranking, now=now, vectors=vectors)
+    if blob is not None and vectors is not None:
+        return hybrid.search(conn, query, chosen, blob, ranking=ranking, now=now, vectors=vectors)
     if not chosen:
         return []
     rows = lexical.search(

@@ -30,10 +30,17 @@ class VectorLeg(Protocol):
 
 
 def search(
-    conn, query: Query, plan: Plan | None, *, ranking: Ranking, now: int, vectors: VectorLeg
+    conn,
+    query: Query,
+    plan: Plan | None,
+    blob: bytes,
+    *,
+    ranking: Ranking,
+    now: int,
+    vectors: VectorLeg,
 ) -> list[Hit]:
     """Both legs' best ``fusion.DEPTH`` candidates for the query (``plan``: its lexical terms,
-    None when none can match), fused, best first."""
+    None when none can match; ``blob``: its vector), fused, best first."""
     slots = list(query.slots) if query.slots else None
     rows = []
     if plan:
@@ -41,12 +48,10 @@ def search(
             conn, plan, ranking, slots=slots, limit=fusion.DEPTH, now=now, explain=True, tf=False
         )
     coverage = coverages(plan, query, ranking, rows) if plan and rows else {}
-    blob = vectors.query_vector(query.text)
-    neighbours = vectors.knn(blob, slots, fusion.DEPTH) if blob is not None else []
+    neighbours = vectors.knn(blob, slots, fusion.DEPTH)
     facts = {row["seq"]: row for row in rows}
     distance = dict(neighbours)
-    if blob is not None:
-        distance.update(vectors.distances(blob, [seq for seq in facts if seq not in distance]))
+    distance.update(vectors.distances(blob, [seq for seq in facts if seq not in distance]))
     facts.update(_fetch(conn, ranking, now, [seq for seq, _ in neighbours if seq not in facts]))
     cosine = {seq: 1.0 - dist for seq, dist in distance.items() if seq in facts}
     weight = {seq: _weight(row) for seq, row in facts.items()}

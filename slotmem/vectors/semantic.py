@@ -9,6 +9,7 @@ Store.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import threading
@@ -33,6 +34,16 @@ def embedders():
     return module
 
 
+@functools.cache
+def _has_numpy() -> bool:
+    """The vector leg ranks with numpy (the semantic extra brings it; an API model does not)."""
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
@@ -55,6 +66,7 @@ class Semantic:
         self.index = VectorIndex(connections.get)
         self._models: dict[str, object] = {}
         self._queries: dict[tuple[str, str], bytes | None] = {}  # recent query vectors
+        self._warned: set[str] = set()
         self._lock = threading.Lock()
 
     @property
@@ -97,6 +109,8 @@ class Semantic:
             return error
         if not self.has_index():
             return "the vector index is missing or from an older slotmem: run 'slotmem reindex'"
+        if not _has_numpy():
+            return "numpy is not installed: pip install 'slotmem[semantic]'"
         return None
 
     def leg(self) -> Semantic | None:
@@ -189,25 +203,49 @@ class Semantic:
 
     # -- searching (search.hybrid.VectorLeg) ------------------------------------------------
     def query_vector(self, text: str) -> bytes | None:
-        """The query's vector; None when there is nothing to embed or the model fails (the
-        search then stands on its lexical leg, with a logged warning)."""
+        """The query's vector; None when there is nothing to embed, or when the file's model is
+        missing, broken or gives a vector of the wrong size here: the search then stands on its
+        lexical leg, and the reason is logged once per process."""
         text = " ".join(str(text).split())[:MAX_QUERY_CHARS]
         if not text:
             return None
-        model = self.model()
-        key = (model.model_id, text)  # context contributors ask each slot the same
-        blob = self._queries.get(key)
-        if blob is None:
-            try:
-                [blob] = embedders().embed(model, [text])
-            except SlotmemError as e:
-                log.warning("semantic leg skipped for this search (%s)", e)
-                return None
-            with self._lock:
-                if len(self._queries) >= RECENT_QUERIES:
-                    self._queries.pop(next(iter(self._queries)))
-                self._queries[key] = blob
+        blob, error = self._embed_query(text)
+        if error:
+            self.warn_once(f"searches stay full-text: {error}")
         return blob
+
+    def model_error(self) -> str | None:
+        """Why the file's model cannot embed a question in this process (None: it can)."""
+        return self._embed_query("doctor's probe")[1]
+
+    def _embed_query(self, text: str) -> tuple[bytes | None, str | None]:
+        try:
+            model = self.model()
+            key = (model.model_id, text)  # context contributors ask each slot the same
+            if key in self._queries:
+                return self._queries[key], None
+            [blob] = embedders().embed(model, [text])
+        except SlotmemError as e:
+            return None, str(e)
+        dimensions = self.dimensions()
+        if blob is not None and len(blob) != 4 * (dimensions or 0):
+            return None, (
+                f"{model.model_id!r} gave {len(blob) // 4} dimensions here, the file's vectors "
+                f"have {dimensions}; run 'slotmem reindex'"
+            )
+        with self._lock:
+            if len(self._queries) >= RECENT_QUERIES:
+                self._queries.pop(next(iter(self._queries)))
+            self._queries[key] = blob
+        return blob, None
+
+    def warn_once(self, message: str) -> None:
+        """Log a degradation once per process, not once per search."""
+        with self._lock:
+            if message in self._warned:
+                return
+            self._warned.add(message)
+        log.warning("%s", message)
 
     def forget_query_vectors(self) -> None:
         """Embed every question afresh (the benchmarks time new questions)."""
