@@ -2,10 +2,15 @@
 
 from .errors import (
     CorruptDatabase,
+    DatabaseNotFound,
+    DiskFull,
+    ForeignDatabase,
     InvalidInput,
     ModelError,
+    ReadOnlyDatabase,
     SchemaTooNew,
     SlotmemError,
+    StorageError,
     StoreBusy,
 )
 from .records import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
@@ -16,16 +21,21 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CorruptDatabase",
+    "DatabaseNotFound",
+    "DiskFull",
     "Fact",
+    "ForeignDatabase",
     "HistoryEntry",
     "Hit",
     "InvalidInput",
     "ModelError",
     "PruneReport",
     "Ranking",
+    "ReadOnlyDatabase",
     "SchemaTooNew",
     "SlotPolicy",
     "SlotmemError",
+    "StorageError",
     "Store",
     "StoreBusy",
     "UpsertResult",

@@ -1,4 +1,5 @@
-"""The slotmem error family: every failure a caller should handle is a SlotmemError."""
+"""The slotmem error family: every failure a caller should handle is a SlotmemError, and each
+message names the file (when there is one) and what to do."""
 
 
 class SlotmemError(Exception):
@@ -6,7 +7,7 @@ class SlotmemError(Exception):
 
 
 class InvalidInput(SlotmemError, ValueError):
-    """A slot, key, value or option was rejected; nothing was written."""
+    """A slot, key, value, path or option was rejected; nothing was written."""
 
 
 class SchemaTooNew(SlotmemError):
@@ -17,9 +18,29 @@ class CorruptDatabase(SlotmemError):
     """The file is not a SQLite database, or it is damaged."""
 
 
+class ForeignDatabase(SlotmemError):
+    """The file is another application's SQLite database; slotmem leaves it untouched."""
+
+
 class StoreBusy(SlotmemError):
     """Another process held the write lock for longer than the busy timeout."""
 
 
 class ModelError(SlotmemError):
     """An llm model failed (unknown model, missing key, network, unparseable reply)."""
+
+
+class StorageError(SlotmemError):
+    """The file cannot be opened, read or written (I/O error, permissions, missing directory)."""
+
+
+class DatabaseNotFound(StorageError):
+    """There is no file at the path, and creating one was not asked for."""
+
+
+class ReadOnlyDatabase(StorageError):
+    """A write to a file this process may only read (the file or its directory)."""
+
+
+class DiskFull(StorageError):
+    """The disk holding the file is full; the write was rolled back."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import secrets
 import time
@@ -11,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from . import search, validation
-from .errors import InvalidInput
+from .errors import InvalidInput, StorageError
 from .records import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
 from .search import DocFreqs, Query, Ranking
 from .storage import db, health, migrate, retention
@@ -42,6 +43,19 @@ LIST_ORDERS = {
 }
 
 
+def _translated(method):
+    """Driver errors leave the Store as SlotmemErrors that name the file and the fix."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except db.DatabaseError as e:
+            raise db.translate(e, self.path) from e
+
+    return wrapper
+
+
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -53,16 +67,38 @@ class Store:
         self,
         path: str | os.PathLike,
         *,
+        create: bool = False,
+        readonly: bool | None = None,
         clock: Callable[[], int] = now_ms,
         ranking: Ranking | None = None,
     ):
-        if str(path) == ":memory:":
-            raise InvalidInput("slotmem needs a file (connections are per thread); use a temp file")
-        self.path = Path(path)
+        """Open the slotmem file at ``path``. ``create=True`` makes it (and its directory) when
+        it does not exist; otherwise a missing file is a DatabaseNotFound. A file that is not
+        slotmem's (another application's SQLite database) is refused and left untouched.
+        ``readonly`` (default: when this process cannot write the file or its directory) opens
+        it for reading only: get, list, search, doctor and stats work, writes raise
+        ReadOnlyDatabase."""
+        self.path = db.checked_path(path)
+        exists = self.path.exists()
+        if not create:
+            db.existing(self.path)
+        if not exists and readonly:
+            raise InvalidInput(f"{self.path} does not exist: a read-only store cannot create it")
+        if exists:
+            self.readonly = not db.writable(self.path) if readonly is None else bool(readonly)
+        else:
+            _make_directory(self.path.parent)
+            self.readonly = False
         self.clock = clock
         self.ranking = ranking or Ranking()
-        self._connections = db.Connections(self.path)
-        self.migrated = migrate.migrate(self._connections.get(), self.path)
+        self._connections = db.Connections(
+            self.path, readonly=self.readonly, create=not exists, check=migrate.check_owner
+        )
+        try:
+            self.migrated = migrate.migrate(self.conn, self.path, readonly=self.readonly)
+        except BaseException:
+            self._connections.close()
+            raise
         self.semantic = Semantic(self._connections, clock)
         self._doc_freqs = DocFreqs()
 
@@ -74,7 +110,7 @@ class Store:
 
     def transaction(self):
         """``with store.transaction(): ...`` groups writes into one BEGIN IMMEDIATE transaction."""
-        return db.transaction(self.conn)
+        return db.transaction(self.conn, self.path)
 
     def close(self) -> None:
         self.semantic.close()
@@ -95,17 +131,19 @@ class Store:
         self.conn.execute(ARCHIVE_SQL, (reason, now, by, seq))
 
     # -- writes -----------------------------------------------------------------------------
+    @_translated
     def upsert(
         self, slot: str, key: str, value: str, *, confidence: float = 1.0, source: str | None = None
     ) -> UpsertResult:
         """Create or update the fact (slot, key). An overwritten value goes to history."""
-        item = _validated(slot, key, value, confidence, source)
+        item = validation.fact(slot, key, value, confidence, source)
         vectors = self.semantic.prepare([item[2]])  # before the write lock: models can be slow
         with self.transaction():
             result = self._write(item, self.clock())
             self.semantic.write(vectors, _changed([result]))
         return result
 
+    @_translated
     def upsert_many(self, items: Iterable[Mapping]) -> list[UpsertResult]:
         """Upsert many facts in one transaction; one invalid item rejects the whole batch."""
         checked = []
@@ -115,7 +153,7 @@ class Store:
                 if extra:
                     raise InvalidInput(f"unknown field(s) {sorted(extra)}")
                 checked.append(
-                    _validated(
+                    validation.fact(
                         item["slot"],
                         item["key"],
                         item["value"],
@@ -191,6 +229,7 @@ class Store:
         )
         return UpsertResult("updated", fact, old)
 
+    @_translated
     def delete(self, slot: str, key: str, *, source: str | None = None) -> bool:
         """Delete the fact; its last state goes to history. False when there was none."""
         slot, key = validation.slot(slot), validation.key(key)
@@ -203,6 +242,7 @@ class Store:
             self.conn.execute("DELETE FROM memory_facts WHERE seq = ?", (row["seq"],))
         return True
 
+    @_translated
     def rate(self, slot: str, key: str, rating: int, comment: str | None = None) -> Fact:
         """Record human feedback (-3..3); the fact's quality becomes the rounded mean rating."""
         slot, key = validation.slot(slot), validation.key(key)
@@ -226,10 +266,12 @@ class Store:
             return Fact.from_row(self._row(slot, key))
 
     # -- reads ------------------------------------------------------------------------------
+    @_translated
     def get(self, slot: str, key: str) -> Fact | None:
         row = self._row(validation.slot(slot), validation.key(key))
         return None if row is None else Fact.from_row(row)
 
+    @_translated
     def list_facts(
         self, slot: str | None = None, *, limit: int | None = 50, order: str = "accessed"
     ) -> list[Fact]:
@@ -244,6 +286,7 @@ class Store:
             params.append(validation.count(limit, "limit"))
         return [Fact.from_row(row) for row in self.conn.execute(sql, params)]
 
+    @_translated
     def history(self, slot: str, key: str, *, limit: int | None = None) -> list[HistoryEntry]:
         """Old values of (slot, key), newest first: overwrites, deletes and prunes."""
         sql = """SELECT fact_id, slot, key, value, confidence, quality, source, reason, changed_at,
@@ -255,6 +298,7 @@ class Store:
             params.append(validation.count(limit, "limit"))
         return [HistoryEntry(*row) for row in self.conn.execute(sql, params)]
 
+    @_translated
     def query_facts(
         self,
         text: str,
@@ -325,16 +369,19 @@ class Store:
         return flush(self, transcript, model, **options)
 
     # -- retention --------------------------------------------------------------------------
+    @_translated
     def policies(self) -> list[SlotPolicy]:
         rows = self.conn.execute("SELECT * FROM memory_slots ORDER BY slot").fetchall()
         return [SlotPolicy(*row) for row in rows]
 
+    @_translated
     def policy(self, slot: str) -> SlotPolicy | None:
         row = self.conn.execute(
             "SELECT * FROM memory_slots WHERE slot = ?", (validation.slot(slot),)
         ).fetchone()
         return None if row is None else SlotPolicy(*row)
 
+    @_translated
     def set_policy(
         self,
         slot: str,
@@ -364,6 +411,7 @@ class Store:
         assert saved is not None  # written in this transaction
         return saved
 
+    @_translated
     def prune_slot(
         self,
         slot: str,
@@ -400,6 +448,7 @@ class Store:
                 forget=self.semantic.forget,
             )
 
+    @_translated
     def prune(self, *, dry_run: bool = False) -> list[PruneReport]:
         """Prune every slot that has a policy (what cron runs), then checkpoint the WAL."""
         reports = [self.prune_slot(p.slot, dry_run=dry_run) for p in self.policies()]
@@ -407,16 +456,19 @@ class Store:
             self.checkpoint()
         return reports
 
+    @_translated
     def checkpoint(self) -> None:
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # -- health -------------------------------------------------------------------------------
+    @_translated
     def doctor(self) -> list[dict]:
         """One row per check (name, ok, detail, and the fix when not ok): integrity, the
         full-text indexes, the schema, the semantic leg, the journal mode."""
         conn = self.conn
         return [*health.checks(conn), *self.semantic.checks(), health.journal_check(conn)]
 
+    @_translated
     def repair(self) -> list[str]:
         """Rebuild what is derived (the full-text indexes, the vector index) from what is true
         (memory_facts, memory_embeddings). Returns what was done."""
@@ -427,12 +479,14 @@ class Store:
         return done
 
     # -- introspection ----------------------------------------------------------------------
+    @_translated
     def slots(self) -> dict[str, int]:
         rows = self.conn.execute(
             "SELECT slot, count(*) FROM memory_facts GROUP BY slot ORDER BY slot"
         )
         return {slot: count for slot, count in rows}
 
+    @_translated
     def stats(self) -> dict:
         conn = self.conn
         return {
@@ -449,14 +503,14 @@ class Store:
         }
 
 
-def _validated(slot, key, value, confidence, source) -> tuple:
-    return (
-        validation.slot(slot),
-        validation.key(key),
-        validation.value(value),
-        validation.confidence(confidence),
-        validation.source(source),
-    )
+def _make_directory(directory: Path) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StorageError(
+            f"cannot create the directory {directory} ({e.strerror}): create it, or give "
+            "a path in a directory this user may write"
+        ) from None
 
 
 def _changed(results: list[UpsertResult]) -> list[Fact]:

@@ -54,6 +54,17 @@ def source(value) -> str | None:
     return None if value is None else text(value, "source", MAX_SOURCE_CHARS, single_line=True)
 
 
+def fact(slot_name, key_text, content, confidence_value, source_text) -> tuple:
+    """(slot, key, value, confidence, source), each checked."""
+    return (
+        slot(slot_name),
+        key(key_text),
+        value(content),
+        confidence(confidence_value),
+        source(source_text),
+    )
+
+
 def confidence(number) -> float:
     if isinstance(number, bool) or not isinstance(number, (int, float)):
         raise InvalidInput(f"confidence must be a number in [0, 1], not {number!r}")

@@ -31,7 +31,7 @@ def db_path(tmp_path):
 
 @pytest.fixture
 def store(db_path, clock):
-    with Store(db_path, clock=clock) as mem:
+    with Store(db_path, create=True, clock=clock) as mem:
         yield mem
 
 

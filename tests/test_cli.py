@@ -46,14 +46,15 @@ def test_bad_input_is_one_clear_line(run, db_path):
     assert result.output.startswith("Error: invalid slot 'Bad Slot'")
     assert len(result.output.strip().splitlines()) == 1
     assert run("remember", "user", "k", "v", "-c", "2").exit_code == 1
-    assert Store(db_path).stats()["facts"] == 0
+    assert Store(db_path, create=True).stats()["facts"] == 0
 
 
 def test_corrupt_file_is_one_clear_line(tmp_path):
     bad = tmp_path / "bad.db"
     bad.write_bytes(b"garbage" * 1000)
     result = CliRunner().invoke(cli, ["list", "-d", str(bad)])
-    assert result.exit_code == 1 and "slotmem doctor" in result.output
+    assert result.exit_code == 1 and "not a SQLite database" in result.output
+    assert len(result.output.splitlines()) == 1 and str(bad) in result.output
 
 
 def test_list_formats(run):
@@ -76,10 +77,10 @@ def test_search_explain_and_no_track(run, db_path):
     run("remember", "project", "deploy", "We deploy on Fridays", "-c", "0.5")
     out = run("search", "deploy friday", "--explain", "--no-track").output
     assert "bm25" in out and "confidence" in out and "deploy" in out
-    assert Store(db_path).get("project", "deploy").access_count == 0
+    assert Store(db_path, create=True).get("project", "deploy").access_count == 0
     rows = json.loads(run("search", "deploy", "--json", "--explain").output)
     assert rows[0]["explanation"]["confidence"] == 0.5
-    assert Store(db_path).get("project", "deploy").access_count == 1
+    assert Store(db_path, create=True).get("project", "deploy").access_count == 1
     assert run("search", '"NOT AND (', "--json").output.strip() == "[]"
 
 
@@ -100,7 +101,7 @@ def test_prune_and_policy(run, db_path):
             "--json",
         ).output
     )
-    assert len(out[0]["removed"]) == 3 and Store(db_path).slots() == {"episodic": 4}
+    assert len(out[0]["removed"]) == 3 and Store(db_path, create=True).slots() == {"episodic": 4}
     run("policy", "episodic", "--cap", "2", "--min-age-days", "0", "--min-access-count", "1")
     policies = {p["slot"]: p for p in json.loads(run("policy", "--json").output)}
     assert policies["episodic"]["cap"] == 2
@@ -123,7 +124,7 @@ def test_context_rate_stats_path_migrate_doctor(run, db_path):
 
 def test_doctor_finds_and_repairs_drift(run, db_path):
     run("remember", "user", "a", "alpha")
-    with Store(db_path) as store:
+    with Store(db_path, create=True) as store:
         store.conn.execute("DROP TRIGGER memory_facts_au")
         store.conn.execute("UPDATE memory_facts SET value = 'omega'")
         store.conn.execute(
@@ -147,7 +148,7 @@ def test_demo_runs_and_is_idempotent(tmp_path):
     assert "deploy.schedule" in first.output and "lesson.deploy" in first.output
     second = CliRunner().invoke(cli, ["demo", "-d", str(path)])
     assert "0 new" in second.output
-    Store(path).upsert("user", "real", "a real fact", source="cli")
+    Store(path, create=True).upsert("user", "real", "a real fact", source="cli")
     refused = CliRunner().invoke(cli, ["demo", "-d", str(path)])
     assert refused.exit_code == 1 and "not demo facts" in refused.output
 
@@ -158,4 +159,4 @@ def test_database_from_environment(tmp_path, monkeypatch):
     runner = CliRunner()
     assert runner.invoke(cli, ["path"]).output.strip() == str(path)
     runner.invoke(cli, ["remember", "user", "k", "v"])
-    assert Store(path).get("user", "k").value == "v"
+    assert Store(path, create=True).get("user", "k").value == "v"

@@ -16,7 +16,7 @@ from tests.conftest import fts_integrity_error
 
 
 def test_new_file_gets_every_migration(db_path):
-    with Store(db_path) as store:
+    with Store(db_path, create=True) as store:
         assert store.migrated == migrate.migration_names()
         assert migrate.applied_migrations(store.conn) == migrate.migration_names()
         assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -25,14 +25,14 @@ def test_new_file_gets_every_migration(db_path):
 
 
 def test_file_made_by_0001_alone_is_upgraded(db_path):
-    conn = db.connect(db_path)
+    conn = db.connect(db_path, "rwc")
     migrate.migration_set().apply(Database(conn), stop_before=migrate.migration_names()[1:])
     conn.execute(
         "INSERT INTO memory_facts (id, slot, key, value, created_at, updated_at, last_accessed) "
         "VALUES ('f1', 'user', 'timezone', 'Europe/Stockholm', 1, 1, 1)"
     )
     conn.close()
-    with Store(db_path) as store:
+    with Store(db_path, create=True) as store:
         assert store.migrated == migrate.migration_names()[1:]
         assert store.get("user", "timezone").value == "Europe/Stockholm"
         assert store.policy("user") is not None
@@ -40,7 +40,7 @@ def test_file_made_by_0001_alone_is_upgraded(db_path):
 
 
 def test_newer_schema_is_refused_and_untouched(db_path):
-    with Store(db_path) as store:
+    with Store(db_path, create=True) as store:
         store.upsert("user", "k", "v")
         store.conn.execute(
             "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
@@ -48,24 +48,24 @@ def test_newer_schema_is_refused_and_untouched(db_path):
         )
     before = db_path.read_bytes()
     with pytest.raises(SchemaTooNew, match="9999_from_the_future.*pip install -U slotmem"):
-        Store(db_path)
+        Store(db_path, create=True)
     assert db_path.read_bytes() == before
 
 
 def test_garbage_file_is_a_clear_error(db_path):
     db_path.write_bytes(b"this is not a database at all" * 200)
-    with pytest.raises(CorruptDatabase, match="slotmem doctor"):
-        Store(db_path)
+    with pytest.raises(CorruptDatabase, match="not a SQLite database.*backup"):
+        Store(db_path, create=True)
 
 
 def test_directory_is_a_clear_error(tmp_path):
     with pytest.raises(Exception, match="directory"):
-        Store(tmp_path)
+        Store(tmp_path, create=True)
 
 
 def _increment(path, times, queue):
     try:
-        with Store(path) as store:
+        with Store(path, create=True) as store:
             for _ in range(times):
                 with store.transaction():  # BEGIN IMMEDIATE: read-modify-write without lost updates
                     fact = store.get("project", "counter")
@@ -78,7 +78,7 @@ def _increment(path, times, queue):
 
 
 def test_four_processes_no_lost_update(db_path):
-    with Store(db_path) as store:
+    with Store(db_path, create=True) as store:
         store.upsert("project", "counter", "0")
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
@@ -89,7 +89,7 @@ def test_four_processes_no_lost_update(db_path):
     for worker in workers:
         worker.join(timeout=30)
     assert results == ["ok"] * 4
-    with Store(db_path) as store:
+    with Store(db_path, create=True) as store:
         assert store.get("project", "counter").value == "800"
         assert len(store.history("project", "counter")) == 800
         assert fts_integrity_error(store) is None
@@ -115,7 +115,7 @@ def test_forked_child_gets_its_own_connection(store):
 
 
 def _write_then_die(path):
-    store = Store(path)
+    store = Store(path, create=True)
     with store.transaction():
         for i in range(100):
             store.upsert("project", f"k{i}", f"half written {i}")
@@ -124,13 +124,13 @@ def _write_then_die(path):
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX-only")
 def test_killed_writer_leaves_nothing_half_written(db_path):
-    with Store(db_path) as store:
+    with Store(db_path, create=True) as store:
         store.upsert("project", "kept", "written before the crash")
     child = multiprocessing.get_context("spawn").Process(target=_write_then_die, args=(db_path,))
     child.start()
     child.join(timeout=60)
     assert child.exitcode == -signal.SIGKILL
-    with Store(db_path) as store:
+    with Store(db_path, create=True) as store:
         assert store.slots() == {"project": 1}
         assert fts_integrity_error(store) is None
         assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -167,7 +167,7 @@ import sqlite_utils.db, sqlite_utils.utils
 before = sqlite_utils.utils.sqlite3
 import slotmem
 from slotmem.storage import db
-with slotmem.Store(sys.argv[1]) as store:
+with slotmem.Store(sys.argv[1], create=True) as store:
     store.upsert("user", "city", "Malmö")
 assert sqlite_utils.utils.sqlite3 is before and sqlite_utils.db.sqlite3 is before
 other = sqlite_utils.Database(sys.argv[1] + ".other")

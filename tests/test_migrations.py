@@ -16,7 +16,7 @@ FACTS = [
 
 def make_old_file(path):
     """The schema as the migrations before 0003 left it, with facts written then."""
-    conn = db.connect(path)
+    conn = db.connect(path, "rwc")
     names = migrate.migration_names()
     migrate.migration_set().apply(
         Database(conn), stop_before=names[names.index("0003_search_indexes") :]
@@ -35,7 +35,7 @@ def make_old_file(path):
 
 def test_file_made_by_earlier_migrations_upgrades(db_path):
     assert "detail" not in make_old_file(db_path)
-    with Store(db_path) as store:
+    with Store(db_path, create=True) as store:
         assert "0003_search_indexes" in store.migrated
         sql = store.conn.execute(
             "SELECT sql FROM sqlite_master WHERE name = 'memory_facts_fts'"

@@ -31,7 +31,7 @@ def fakes():
 @pytest.fixture
 def indexed(db_path, fakes):
     """A file with hybrid search on, written with the fake model."""
-    with Store(db_path) as store:
+    with Store(db_path, create=True) as store:
         store.upsert("project", "deploy.schedule", "We deploy on Fridays after the standup.")
         store.upsert("user", "drinks", "The user prefers green tea.")
         store.semantic.reindex("fake-64")
@@ -48,7 +48,7 @@ def default_model_state():
 
 
 def set_model(path, model_id, dimensions=None):
-    with Store(path) as store:
+    with Store(path, create=True) as store:
         store.semantic.set_setting("embedding_model", model_id)
         if dimensions:
             store.semantic.set_setting("embedding_dimensions", dimensions)
@@ -57,7 +57,7 @@ def set_model(path, model_id, dimensions=None):
 def searches_stay_lexical(path, caplog, why: str) -> None:
     """Three searches and a context: full-text hits, no error, one warning saying ``why``."""
     caplog.clear()
-    with Store(path) as store, caplog.at_level(logging.WARNING, logger="slotmem"):
+    with Store(path, create=True) as store, caplog.at_level(logging.WARNING, logger="slotmem"):
         for _ in range(3):
             hits = store.query_facts(QUESTION, explain=True)
             assert [h.fact.key for h in hits] == ["deploy.schedule"]

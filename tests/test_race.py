@@ -12,7 +12,7 @@ from slotmem.search.lexical import Ranking, fts5_idf
 
 
 def _write_names(path, stop, started):
-    with Store(path) as store:
+    with Store(path, create=True) as store:
         started.set()
         i = 0
         while not stop.is_set():
@@ -26,7 +26,7 @@ def _write_names(path, stop, started):
 
 
 def test_search_never_raises_while_another_process_writes(db_path):
-    with Store(db_path) as store:
+    with Store(db_path, create=True) as store:
         store.upsert_many(
             [{"slot": "user", "key": f"seed{i}", "value": f"Maja likes {i}"} for i in range(20)]
         )
@@ -37,7 +37,7 @@ def test_search_never_raises_while_another_process_writes(db_path):
     errors, searches = [], 0
     try:
         assert started.wait(60)
-        with Store(db_path) as store:
+        with Store(db_path, create=True) as store:
             deadline = time.monotonic() + 4
             while time.monotonic() < deadline:
                 for text in ("Maja", "what did Maja say", "Maja likes 3"):
@@ -74,7 +74,7 @@ class WriteBetweenReads:
 
 
 def test_plan_reads_n_and_df_from_one_snapshot(db_path):
-    with Store(db_path) as store, Store(db_path) as other:
+    with Store(db_path, create=True) as store, Store(db_path, create=True) as other:
         store.upsert_many([{"slot": "user", "key": f"k{i}", "value": "Maja"} for i in range(5)])
         chosen = planner.plan(WriteBetweenReads(store.conn, other), terms.parse("Maja"))
         assert chosen.facts == 5 and [arm.df for arm in chosen.arms] == [5]

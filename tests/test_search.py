@@ -190,7 +190,7 @@ def test_terms_in_over_half_the_facts_still_count(store):
 def test_recency_half_life(db_path, clock):
     from slotmem import Ranking, Store
 
-    with Store(db_path, clock=clock, ranking=Ranking(half_life_days=10)) as store:
+    with Store(db_path, create=True, clock=clock, ranking=Ranking(half_life_days=10)) as store:
         store.upsert("project", "old", "release notes")
         clock.advance(days=10)
         store.upsert("project", "new", "release notes")
@@ -300,7 +300,10 @@ def test_the_index_follows_a_change_of_slot(store, small_limits):
 
 
 def test_document_frequencies_are_remembered_until_the_index_changes(db_path):
-    reader, writer = Store(db_path), Store(db_path)  # two connections, as two processes have
+    reader, writer = (
+        Store(db_path, create=True),
+        Store(db_path, create=True),
+    )  # two connections, as two processes have
     writer.upsert("user", "a", "alpha beta")
     lookups = []
     reader.conn.set_trace_callback(lambda sql: lookups.append(sql) if "_vocab" in sql else None)

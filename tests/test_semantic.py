@@ -200,7 +200,7 @@ import sys, json
 from slotmem import Store
 from slotmem.storage import db
 db.can_load_extensions = lambda module=None: False
-store = Store(sys.argv[1])
+store = Store(sys.argv[1], create=True)
 hits = [h.fact.key for h in store.query_facts("deploy Fridays")]
 store.upsert("user", "city", "Lives in Malmö")
 store.delete("project", "stack")
@@ -230,7 +230,7 @@ print(json.dumps({"hits": hits, "stats": store.stats()["semantic"], "doctor": ro
     assert "cannot build the vector index" in data["reindex"]
     # back with the extension: the fact written meanwhile is stale until reindex; the deleted
     # fact's vector left the source of truth, and reindex rebuilds the derived index
-    with Store(db_path) as again:
+    with Store(db_path, create=True) as again:
         assert again.semantic.status()["stale"] == 1
         assert again.semantic.reindex()["embedded"] == 1  # and the derived index is rebuilt
         consistent(again)
@@ -243,7 +243,7 @@ def test_reindex_cli_shows_progress_and_doctor(db_path):
 
     from slotmem.cli import cli
 
-    Store(db_path).upsert("project", "deploy", "We deploy on Fridays")
+    Store(db_path, create=True).upsert("project", "deploy", "We deploy on Fridays")
     result = CliRunner().invoke(cli, ["reindex", "-m", "fake-64", "-d", str(db_path)])
     assert result.exit_code == 0, result.output
     assert "1 facts embedded with fake-64 (64 dimensions)" in result.output

@@ -161,9 +161,9 @@ def test_rate_changes_quality_and_logs_feedback(store):
 
 
 def test_reopen_keeps_facts(db_path, clock):
-    with Store(db_path, clock=clock) as first:
+    with Store(db_path, create=True, clock=clock) as first:
         first.upsert("user", "k", "v")
-    with Store(db_path, clock=clock) as second:
+    with Store(db_path, create=True, clock=clock) as second:
         assert second.get("user", "k").value == "v"
         assert second.migrated == []
 

@@ -105,7 +105,7 @@ def test_parse_never_raises_and_yields_plain_terms(text, max_terms):
 
 @pytest.fixture(scope="module")
 def unicode_store():
-    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "m.db") as store:
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "m.db", create=True) as store:
         store.upsert_many(
             [
                 {"slot": "user", "key": "drink", "value": "我喜欢喝咖啡, Joanna's café"},

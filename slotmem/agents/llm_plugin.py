@@ -32,7 +32,7 @@ class Slotmem(llm.Toolbox):
         if self._memory is None:
             from ..store import Store
 
-            self._memory = Store(self.database)
+            self._memory = Store(self.database, create=True)  # an agent's memory starts empty
         return self._memory
 
     def recall(self, query: str, slot: str = "", limit: int = 10) -> str:

@@ -20,7 +20,8 @@ class Group(click.Group):
         except SlotmemError as e:
             raise click.ClickException(str(e)) from e
         except db.DatabaseError as e:
-            raise click.ClickException(str(db.translate(e))) from e
+            path = ctx.meta.get(DATABASE_KEY, "the database")
+            raise click.ClickException(str(db.translate(e, path))) from e
 
 
 @click.group(cls=Group)
@@ -37,7 +38,14 @@ def cli():
     """
 
 
+DATABASE_KEY = "slotmem.database"  # in click's ctx.meta: the file errors name
+
+
 def database_option(command):
+    def remember_path(ctx, param, value):
+        ctx.meta[DATABASE_KEY] = value
+        return value
+
     return click.option(
         "-d",
         "--database",
@@ -46,10 +54,13 @@ def database_option(command):
         default=db.default_path,
         show_default="$SLOTMEM_DB or data dir",
         help="The memory file",
+        callback=remember_path,
     )(command)
 
 
-def open_store(database: Path):
+def open_store(database: Path, *, create: bool = False):
+    """The Store of ``database``. Only commands that write pass ``create``: a read command on
+    a missing file (a typo in -d) says so instead of answering from an empty new memory."""
     from ..store import Store
 
-    return Store(database)
+    return Store(database, create=create)

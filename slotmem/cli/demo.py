@@ -26,7 +26,7 @@ def demo(database):
     from . import demo_data
 
     database = database or default_path().with_name("demo.db")
-    store = open_store(database)
+    store = open_store(database, create=True)
     foreign = store.conn.execute(
         "SELECT count(*) FROM memory_facts WHERE source IS NOT ?", (demo_data.DEMO_SOURCE,)
     ).fetchone()[0]

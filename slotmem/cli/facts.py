@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from .. import validation
 from .app import cli, database_option, open_store
 from .output import emit, fact_rows, format_options
 
@@ -28,7 +29,10 @@ def remember(slot, key, value, confidence, source, database):
     """
     if value == "-":
         value = sys.stdin.read()
-    result = open_store(database).upsert(slot, key, value, confidence=confidence, source=source)
+    validation.fact(slot, key, value, confidence, source)  # bad input creates no file
+    result = open_store(database, create=True).upsert(
+        slot, key, value, confidence=confidence, source=source
+    )
     click.echo(f"{result.action}: {slot}/{key}")
     if result.action == "updated":
         click.echo(f"  was: {result.previous.value}")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+import tempfile
+from pathlib import Path
 
 import click
 
@@ -82,13 +85,12 @@ def flush(
         cat notes.txt | slotmem flush - --slot project
     """
     from ..ingest.flusher import flush as run_flush
-    from ..store import Store
 
     try:
         transcript = _read_transcript(file, conversation_id)
         if progress is None:
             progress = sys.stderr.isatty()
-        with Store(database) as store:
+        with _store(database, dry_run) as store:
             report = run_flush(
                 store,
                 transcript,
@@ -106,6 +108,20 @@ def flush(
         click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
         _print_report(report)
+
+
+@contextlib.contextmanager
+def _store(database, dry_run: bool):
+    """The file's Store, created if need be; a dry run on a file that does not exist runs
+    against an empty memory in a temporary directory (a dry run writes nothing, no file)."""
+    from ..store import Store
+
+    if dry_run and not Path(database).exists():
+        with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "empty.db", create=True) as s:
+            yield s
+    else:
+        with Store(database, create=True) as store:
+            yield store
 
 
 def _read_transcript(file, conversation_id):

@@ -17,4 +17,4 @@ def mcp(database):
     """
     from ..agents.mcp_server import build_server
 
-    build_server(open_store(database)).run("stdio")
+    build_server(open_store(database, create=True)).run("stdio")

@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from ..errors import CorruptDatabase, StorageError
 from .app import cli, database_option, open_store
 from .output import emit, format_options
 
@@ -46,7 +47,7 @@ def stats(as_json, database):
 @database_option
 def policy(slot, cap, min_age_days, min_access_count, description, fmt, database):
     """Show retention policies, or set SLOT's with --cap."""
-    store = open_store(database)
+    store = open_store(database, create=cap is not None)
     if cap is not None:
         if not slot:
             raise click.UsageError("--cap needs a SLOT")
@@ -110,11 +111,12 @@ def migrate(list_, database):
         from ..storage import db
         from ..storage import migrate as schema
 
-        conn = db.connect(database)
+        path = db.existing(db.checked_path(database))
+        connections = db.Connections(path, readonly=True, check=schema.check_owner)
         try:
-            applied = set(schema.applied_migrations(conn))
+            applied = set(schema.applied_migrations(connections.get()))
         finally:
-            conn.close()
+            connections.close()
         for name in schema.migration_names():
             click.echo(f"[{'x' if name in applied else ' '}] {name}")
         return
@@ -132,7 +134,13 @@ def migrate(list_, database):
 @database_option
 def doctor(repair, as_json, database):
     """Check the file: integrity, full-text and vector indexes, schema, journal mode."""
-    store = open_store(database)
+    try:
+        store = open_store(database)
+    except (CorruptDatabase, StorageError) as e:  # their own advice may be to run doctor
+        raise click.ClickException(
+            f"{database} cannot be opened, so it cannot be checked ({e.__cause__ or e}): "
+            "restore it from a backup"
+        ) from e
     if repair:
         for line in store.repair():
             click.echo(line)

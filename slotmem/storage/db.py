@@ -12,9 +12,19 @@ import contextlib
 import importlib
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from ..errors import CorruptDatabase, InvalidInput, StoreBusy
+from ..errors import (
+    CorruptDatabase,
+    DatabaseNotFound,
+    DiskFull,
+    InvalidInput,
+    ReadOnlyDatabase,
+    StorageError,
+    StoreBusy,
+)
 
 DRIVER_ENV = "SLOTMEM_SQLITE_DRIVER"
 DRIVERS = ("sqlean", "pysqlite3", "sqlite3")
@@ -72,6 +82,9 @@ BUSY_TIMEOUT_MS = 10_000
 # Reads through a memory map: a vector search scans the whole vec0 index, and mapped pages
 # spare a read() call each (docs/benchmarks.md has the measurement).
 MMAP_BYTES = 1 << 30
+# What a WAL file is cut back to when a checkpoint resets it. Without a limit it keeps the size
+# of its largest burst (a reader that pinned it, one big transaction) for good.
+JOURNAL_SIZE_LIMIT = 32 << 20
 
 
 def default_path() -> Path:
@@ -84,42 +97,142 @@ def default_path() -> Path:
     return Path(platformdirs.user_data_dir("slotmem")) / "memory.db"
 
 
-def connect(path: str | os.PathLike):
-    """Open ``path`` with slotmem's pragmas. Raises CorruptDatabase for a file that is not SQLite."""
-    path = Path(path)
-    if path.is_dir():
-        raise InvalidInput(f"{path} is a directory, not a database file")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = driver.connect(
-        str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-    )
+def checked_path(path: str | os.PathLike) -> Path:
+    """``path`` as a plain file path. SQLite would read ``:memory:``, an empty name or a
+    ``file:`` URI as an in-memory, temporary or other database, and writes would be lost."""
+    text = os.fsdecode(os.fspath(path))
+    if text in ("", ":memory:") or text.startswith("file:") or "\x00" in text:
+        raise InvalidInput(
+            f"{text!r} is not a path to a file: slotmem takes a plain file path "
+            "(':memory:', SQLite URIs and empty names are refused; connections are per thread)"
+        )
+    checked = Path(text)
+    if checked.is_dir():
+        raise InvalidInput(f"{checked} is a directory, not a database file")
+    return checked
+
+
+def existing(path: Path) -> Path:
+    """``path``, or DatabaseNotFound when there is no file there."""
+    if not path.exists():
+        raise DatabaseNotFound(
+            f"no memory file at {path}: check the path (-d, $SLOTMEM_DB), or create it "
+            "(Store(path, create=True); the CLI's writing commands create it)"
+        )
+    return path
+
+
+def writable(path: Path) -> bool:
+    """May this process write the file, and create its -wal and -shm files beside it?"""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def connect(path: str | os.PathLike, mode: str = "rw"):
+    """A bare connection to ``path`` (no pragmas yet: see ``configure``). ``mode`` is SQLite's
+    URI mode: ``rw`` never creates the file, ``rwc`` does, ``ro`` only reads, and
+    ``ro&immutable=1`` reads a file whose directory this process cannot write."""
+    uri = f"{Path(path).absolute().as_uri()}?mode={mode}"  # the path percent-encoded: plain
+    try:
+        return driver.connect(
+            uri,
+            uri=True,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+    except DatabaseError as e:
+        raise translate(e, path) from e
+
+
+def configure(conn, path: str | os.PathLike, readonly: bool = False) -> None:
+    """slotmem's pragmas; a read-only connection leaves the journal mode as the file has it."""
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        if not readonly:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
     except DatabaseError as e:
-        conn.close()
         raise translate(e, path) from e
-    return conn
+
+
+def first_read(conn, path: str | os.PathLike) -> None:
+    """Read the schema: a file that is not SQLite, or cannot be read, fails here."""
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except DatabaseError as e:
+        raise translate(e, path) from e
+
+
+def error_name(error: Exception) -> str:
+    """SQLite's primary result code name (``SQLITE_FULL``...) of a driver error, from the
+    message where the driver does not say (Python < 3.11)."""
+    name = getattr(error, "sqlite_errorname", None)
+    if name:
+        return "_".join(str(name).split("_")[:2])
+    message = str(error)
+    for needle, code in MESSAGES:
+        if needle in message:
+            return code
+    return "SQLITE_ERROR"
+
+
+MESSAGES = (
+    ("database or disk is full", "SQLITE_FULL"),
+    ("disk I/O error", "SQLITE_IOERR"),
+    ("readonly database", "SQLITE_READONLY"),
+    ("unable to open", "SQLITE_CANTOPEN"),
+    ("locked", "SQLITE_BUSY"),
+    ("busy", "SQLITE_BUSY"),
+    ("not a database", "SQLITE_NOTADB"),
+    ("malformed", "SQLITE_CORRUPT"),
+    ("corrupt", "SQLITE_CORRUPT"),
+)
 
 
 def translate(error: Exception, path: str | os.PathLike = "the database") -> Exception:
-    """Turn a driver error into the SlotmemError that says what to do."""
-    message = str(error)
-    if "locked" in message or "busy" in message:
-        return StoreBusy(f"{path} stayed locked by another process: {message}; try again")
-    if "not a database" in message or "malformed" in message or "corrupt" in message:
-        return CorruptDatabase(
-            f"{path} is not a slotmem database or is damaged ({message}); "
-            "run 'slotmem doctor' on it, or restore it from a backup"
+    """Turn a driver error into the SlotmemError that names the file and says what to do."""
+    message, code = str(error), error_name(error)
+    where = Path(path).parent if isinstance(path, Path) else "its directory"
+    if code in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+        return StoreBusy(f"{path} stayed locked by another process ({message}); try again")
+    if code == "SQLITE_FULL":
+        return DiskFull(
+            f"{path}: the disk is full ({message}); nothing was written. Free space on the "
+            f"disk that holds {where}, then try again"
         )
-    return error
+    if code == "SQLITE_READONLY":
+        return ReadOnlyDatabase(
+            f"{path} is read-only for this process ({message}): reading works; writing needs "
+            f"write access to the file and to {where}"
+        )
+    if code in ("SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH"):
+        return StorageError(
+            f"cannot open {path} ({message}): check that {where} exists and that this user "
+            "may read the file and write its directory"
+        )
+    if code == "SQLITE_IOERR":
+        return StorageError(
+            f"{path}: the disk reported an I/O error ({message}); check the disk and the "
+            "file's permissions, and restore the file from a backup if it was damaged"
+        )
+    if code == "SQLITE_NOTADB":
+        return CorruptDatabase(
+            f"{path} is not a SQLite database ({message}): give the right file, or restore "
+            "it from a backup"
+        )
+    if code == "SQLITE_CORRUPT":
+        return CorruptDatabase(
+            f"{path} is damaged ({message}): run 'slotmem doctor' on it, or restore it "
+            "from a backup"
+        )
+    return StorageError(f"{path}: {message}")
 
 
 @contextlib.contextmanager
-def transaction(conn):
+def transaction(conn, path: str | os.PathLike = "the database"):
     """A write transaction begun with BEGIN IMMEDIATE (a savepoint when one is already open)."""
     if conn.in_transaction:
         conn.execute("SAVEPOINT slotmem")
@@ -134,7 +247,7 @@ def transaction(conn):
     try:
         conn.execute("BEGIN IMMEDIATE")
     except OperationalError as e:
-        raise translate(e) from e
+        raise translate(e, path) from e
     try:
         yield conn
     except BaseException:
@@ -146,14 +259,30 @@ def transaction(conn):
     except OperationalError as e:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
-        raise translate(e) from e
+        raise translate(e, path) from e
 
 
 class Connections:
-    """One connection per thread (and per process: a fork gets a fresh one)."""
+    """One connection per thread (and per process: a fork gets a fresh one).
 
-    def __init__(self, path: str | os.PathLike):
+    ``readonly`` opens every connection read-only; one whose directory this process cannot
+    write (no -wal or -shm can be made there) falls back to SQLite's immutable mode. ``check``
+    is called with each new connection and the path before any pragma runs: the Store refuses
+    files that are not its own there, before anything is written to them."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        readonly: bool = False,
+        create: bool = False,
+        check: Callable[[Any, Path], None] | None = None,
+    ):
         self.path = Path(path)
+        self.readonly = readonly
+        self.immutable = False  # set when read-only and the directory is read-only too
+        self._mode = "ro" if readonly else ("rwc" if create else "rw")
+        self._check = check
         self._local = threading.local()
         self._lock = threading.Lock()
         self._all: list = []
@@ -161,13 +290,35 @@ class Connections:
     def get(self):
         local = self._local
         if getattr(local, "conn", None) is None or local.pid != os.getpid():
-            local.conn = connect(self.path)
+            local.conn = self._open()
             local.conn.row_factory = driver.Row
             local.vec_error = load_sqlite_vec(local.conn)
             local.pid = os.getpid()
             with self._lock:
                 self._all.append((local.pid, local.conn))
         return local.conn
+
+    def _open(self):
+        conn = connect(self.path, self._mode)
+        try:
+            try:
+                first_read(conn, self.path)
+            except (ReadOnlyDatabase, StorageError):
+                if not self.readonly or self.immutable:
+                    raise
+                conn.close()  # a read-only directory: no -shm can be made, read it as it is
+                self._mode, self.immutable = "ro&immutable=1", True
+                conn = connect(self.path, self._mode)
+                first_read(conn, self.path)
+            if self._check:
+                self._check(conn, self.path)
+            configure(conn, self.path, self.readonly)
+        except BaseException:
+            conn.close()
+            raise
+        if self._mode == "rwc":
+            self._mode = "rw"  # created: later connections must not create it again
+        return conn
 
     def vec_error(self) -> str | None:
         """Why this thread's connection has no sqlite-vec (None: it has)."""

@@ -12,10 +12,11 @@ from pathlib import Path
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-from ..errors import SchemaTooNew
+from ..errors import ForeignDatabase, ReadOnlyDatabase, SchemaTooNew
 from .db import DatabaseError, transaction, translate
 
 MIGRATION_SET = "slotmem"
+MIGRATIONS_TABLE = Migrations.migrations_table  # sqlite-utils' record of applied migrations
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the slotmem package
 
 
@@ -48,12 +49,39 @@ def applied_migrations(conn) -> list[str]:
     return [m.name for m in migration_set().applied(_wrap(conn))]
 
 
-def migrate(conn, path="the database") -> list[str]:
-    """Apply pending migrations, each in its own transaction. Returns the names applied."""
+def check_owner(conn, path) -> None:
+    """Refuse a file slotmem did not make: only an empty database (a new or zero-byte file) or
+    one that records slotmem's migrations is slotmem's to write. Reads only."""
+    try:
+        tables = [
+            name
+            for (name,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            )
+        ]
+        sets = set()
+        if MIGRATIONS_TABLE in tables:
+            sets = {s for (s,) in conn.execute(f"SELECT migration_set FROM {MIGRATIONS_TABLE}")}
+    except DatabaseError as e:
+        raise translate(e, path) from e
+    if MIGRATION_SET in sets or not tables or (tables == [MIGRATIONS_TABLE] and not sets):
+        return  # slotmem's, empty, or being made by another process right now
+    shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+    raise ForeignDatabase(
+        f"{path} is a SQLite database that slotmem did not make (tables: {shown}); it was "
+        "left as it is: give slotmem a new file, or one it made"
+    )
+
+
+def migrate(conn, path="the database", *, readonly: bool = False) -> list[str]:
+    """Apply pending migrations, each in its own transaction. Returns the names applied. A
+    read-only file must need none."""
     db = _wrap(conn)
     migrations = migration_set()
     try:
         newer = set(applied_migrations(conn)) - set(migration_names())
+        pending = [m.name for m in migrations.pending(db)]
     except DatabaseError as e:
         raise translate(e, path) from e
     if newer:
@@ -61,9 +89,16 @@ def migrate(conn, path="the database") -> list[str]:
             f"{path} was written by a newer slotmem (unknown migrations: "
             f"{', '.join(sorted(newer))}); upgrade slotmem with 'pip install -U slotmem'"
         )
+    if readonly and pending:
+        raise ReadOnlyDatabase(
+            f"{path} needs schema changes ({', '.join(pending)}) but is read-only here: "
+            "open it once with write access (any slotmem command that writes)"
+        )
     done = []
-    while migrations.pending(db):
-        with transaction(conn):  # re-checked under the write lock: another process may have won
+    while pending and migrations.pending(db):
+        with transaction(
+            conn, path
+        ):  # re-checked under the write lock: another process may have won
             pending = migrations.pending(db)
             if not pending:
                 break
