@@ -94,16 +94,14 @@ def migrate(conn, path="the database", *, readonly: bool = False) -> list[str]:
             f"{path} needs schema changes ({', '.join(pending)}) but is read-only here: "
             "open it once with write access (any slotmem command that writes)"
         )
-    done = []
-    while pending and migrations.pending(db):
-        with transaction(
-            conn, path
-        ):  # re-checked under the write lock: another process may have won
-            pending = migrations.pending(db)
-            if not pending:
-                break
-            migrations.apply(db, stop_before=[m.name for m in pending[1:]] or None)
-            done.append(pending[0].name)
+    done: list[str] = []
+    while pending:
+        with transaction(conn, path):  # re-checked under the write lock: another may have won
+            todo = migrations.pending(db)
+            if todo:
+                migrations.apply(db, stop_before=[m.name for m in todo[1:]] or None)
+                done.append(todo[0].name)
+        pending = [m.name for m in migrations.pending(db)]
     return done
 
 
