@@ -15,7 +15,7 @@ from . import search, validation
 from .errors import InvalidInput, StorageError
 from .records import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
 from .search import DocFreqs, Query, Ranking
-from .storage import db, health, migrate, retention
+from .storage import backup, db, health, migrate, retention
 from .vectors.semantic import Semantic
 
 UPSERT_SQL = """
@@ -460,13 +460,20 @@ class Store:
     def checkpoint(self) -> None:
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
+    @_translated
+    def backup(self, dest: str | os.PathLike) -> dict:
+        """Copy the file, as of one moment, into the new file ``dest`` while other processes
+        go on writing: see slotmem.storage.backup. Returns its path, facts and bytes."""
+        return backup.backup(self.conn, self.path, dest)
+
     # -- health -------------------------------------------------------------------------------
     @_translated
     def doctor(self) -> list[dict]:
         """One row per check (name, ok, detail, and the fix when not ok): integrity, the
         full-text indexes, the schema, the semantic leg, the journal mode."""
         conn = self.conn
-        return [*health.checks(conn), *self.semantic.checks(), health.journal_check(conn)]
+        journal = health.journal_check(conn, self._connections.immutable)
+        return [*health.checks(conn), *self.semantic.checks(), journal]
 
     @_translated
     def repair(self) -> list[str]:

@@ -6,23 +6,28 @@ both lists together for ``slotmem doctor``.
 
 from __future__ import annotations
 
-from .db import DatabaseError
+from .db import DatabaseError, error_name
 from .migrate import applied_migrations, migration_names
 
 FTS_TABLES = ("memory_facts_fts", "memory_facts_cjk")  # words; CJK trigrams
 
 
-def check_row(name: str, ok: bool, detail: str, fix: str) -> dict:
-    """One row of a doctor report: the check, whether it passed, what was found, the fix."""
-    return {"check": name, "ok": bool(ok), "detail": detail, "fix": "" if ok else fix}
+def check_row(name: str, ok: bool | None, detail: str, fix: str) -> dict:
+    """One row of a doctor report: the check, whether it passed (None: it could not run
+    here, which is no failure), what was found, the fix."""
+    ok = None if ok is None else bool(ok)
+    return {"check": name, "ok": ok, "detail": detail, "fix": "" if ok is not False else fix}
 
 
-def fts_in_sync(conn) -> tuple[bool, str]:
-    """FTS5's integrity-check with rank 1 compares each index with its content."""
+def fts_in_sync(conn) -> tuple[bool | None, str]:
+    """FTS5's integrity-check with rank 1 compares each index with its content. It is
+    written as an INSERT, so a read-only file cannot run it: not checked, not drift."""
     for table in FTS_TABLES:
         try:
             conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
         except DatabaseError as e:
+            if error_name(e) == "SQLITE_READONLY":
+                return None, "not checked: FTS5's check needs write access to the file"
             return False, f"{table}: {e}"
     return True, "ok"
 
@@ -47,7 +52,9 @@ def checks(conn) -> list[dict]:
     return rows
 
 
-def journal_check(conn) -> dict:
+def journal_check(conn, immutable: bool = False) -> dict:
+    if immutable:  # SQLite reports an immutable file's mode as 'delete', whatever it is
+        return check_row("WAL journal", None, "not checked: read as an immutable snapshot", "")
     mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
     return check_row("WAL journal", mode == "wal", mode, "open the file with slotmem once")
 
