@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import os
 import secrets
 import time
@@ -15,7 +16,7 @@ from . import search, validation
 from .errors import InvalidInput, StorageError
 from .records import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
 from .search import DocFreqs, Query, Ranking
-from .storage import backup, db, health, migrate, retention
+from .storage import backup, db, health, migrate, retention, wal
 from .vectors.semantic import Semantic
 
 UPSERT_SQL = """
@@ -54,6 +55,9 @@ def _translated(method):
             raise db.translate(e, self.path) from e
 
     return wrapper
+
+
+log = logging.getLogger("slotmem")
 
 
 def now_ms() -> int:
@@ -452,13 +456,19 @@ class Store:
     def prune(self, *, dry_run: bool = False) -> list[PruneReport]:
         """Prune every slot that has a policy (what cron runs), then checkpoint the WAL."""
         reports = [self.prune_slot(p.slot, dry_run=dry_run) for p in self.policies()]
-        if not dry_run:
-            self.checkpoint()
+        if not dry_run and not self.checkpoint():
+            log.warning(
+                "the WAL (%s) could not be checkpointed: a connection keeps an old read "
+                "transaction open; 'slotmem doctor' names the processes that have the file open",
+                wal.megabytes(wal.size(wal.wal_path(self.path))),
+            )
         return reports
 
     @_translated
-    def checkpoint(self) -> None:
-        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    def checkpoint(self) -> bool:
+        """Copy the WAL into the database and truncate it. False when a reader's open
+        transaction pins it (it is then left alone: see ``doctor``)."""
+        return wal.checkpoint_fully(self.conn)
 
     @_translated
     def backup(self, dest: str | os.PathLike) -> dict:
@@ -473,7 +483,8 @@ class Store:
         full-text indexes, the schema, the semantic leg, the journal mode."""
         conn = self.conn
         journal = health.journal_check(conn, self._connections.immutable)
-        return [*health.checks(conn), *self.semantic.checks(), journal]
+        wal_row = wal.check(conn, self.path, can_checkpoint=not self.readonly)
+        return [*health.checks(conn), *self.semantic.checks(), journal, wal_row]
 
     @_translated
     def repair(self) -> list[str]:
@@ -483,6 +494,10 @@ class Store:
             done = [health.rebuild_fts(self.conn)]
             if self.semantic.rebuild_index():
                 done.append("rebuilt the vector index from memory_embeddings")
+        if self.checkpoint():
+            done.append("checkpointed and truncated the WAL")
+        else:
+            done.append("the WAL is pinned by a reader: not checkpointed (see the WAL row)")
         return done
 
     # -- introspection ----------------------------------------------------------------------
@@ -502,7 +517,9 @@ class Store:
             "slots": self.slots(),
             "history": conn.execute("SELECT count(*) FROM memory_fact_history").fetchone()[0],
             "feedback": conn.execute("SELECT count(*) FROM memory_feedback").fetchone()[0],
-            "file_bytes": self.path.stat().st_size if self.path.exists() else 0,
+            "file_bytes": wal.size(self.path),
+            "wal_bytes": wal.size(wal.wal_path(self.path)),
+            "wal": wal.report(conn, self.path, can_checkpoint=not self.readonly)[1],
             "migrations": migrate.applied_migrations(conn),
             "sqlite_version": db.driver.sqlite_version,
             "driver": db.driver.__name__,
