@@ -158,7 +158,10 @@ def main(argv=None) -> None:
     parser.add_argument("--layouts", action="store_true", help="compare vector index layouts")
     args = parser.parse_args(argv)
     corpus = Corpus(words=english_words())
-    with tempfile.TemporaryDirectory() as tmp, Store(args.db or Path(tmp) / "bench.db") as store:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Store(args.db or Path(tmp) / "bench.db", create=True) as store,
+    ):
         print(build(store, corpus, args.facts) + "\n")
         store.semantic.query_vector("warm up")
         queries = {

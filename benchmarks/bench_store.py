@@ -56,7 +56,7 @@ HEADER = (
 
 
 def load_raw(path: Path, items: list[dict]) -> float:
-    Store(path).close()  # schema only
+    Store(path, create=True).close()  # schema only
     rows = [
         (
             secrets.token_hex(8),

@@ -167,7 +167,7 @@ def evaluate_many(
     totals: dict[str, dict[int, list[float]]] = {name: {} for name in retrievers}
     with tempfile.TemporaryDirectory() as tmp:
         for conversation in conversations:
-            with Store(Path(tmp) / f"{conversation.sample_id}.db") as store:
+            with Store(Path(tmp) / f"{conversation.sample_id}.db", create=True) as store:
                 store.upsert_many(
                     {"slot": SLOT, "key": dia_id, "value": value, "source": "locomo"}
                     for dia_id, value in conversation.turns

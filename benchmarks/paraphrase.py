@@ -27,7 +27,7 @@ DATA = Path(__file__).resolve().parent / "data" / "paraphrase.json"
 def main() -> None:
     pairs = json.loads(DATA.read_text())
     legs = {"lexical": lexical, "semantic": semantic, "hybrid": hybrid}
-    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "probe.db") as store:
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "probe.db", create=True) as store:
         store.upsert_many({"slot": "memory", "key": key, "value": value} for key, value, _ in pairs)
         start = time.perf_counter()
         store.semantic.reindex()
