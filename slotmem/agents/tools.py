@@ -21,7 +21,7 @@ def recall(store, query: str, slot: str = "", limit: int = 10) -> list[dict]:
 
 def remember(store, slot: str, key: str, value: str, confidence: float, source: str) -> str:
     """Upsert after the same injection and secret scan the flusher applies."""
-    reason = injection_reason(key, value) or secret_reason(value)
+    reason = injection_reason(key, value) or secret_reason(key, value)
     if reason:
         raise InvalidInput(f"refused to store {slot}/{key}: {reason}")
     result = store.upsert(slot, key, value, confidence=confidence, source=source)

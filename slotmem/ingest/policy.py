@@ -7,7 +7,7 @@ import unicodedata
 
 from pydantic import ValidationError
 
-from ..safety import injection_reason, one_line, secret_reason
+from ..safety import injection_reason, one_line, redact, secret_reason
 from .reply import ProposedFact
 from .report import FlushItem
 
@@ -36,10 +36,11 @@ class Policy:
         reason = self._reason(item, key, fact)
         if reason:
             item.action, item.reason = "rejected", reason
+            item.key, item.value = redact(item.key), redact(item.value)  # reports show no secret
         return item
 
     def _reason(self, item: FlushItem, key: str, fact: ProposedFact) -> str | None:
-        suspicious = injection_reason(fact.key, fact.value) or secret_reason(fact.value)
+        suspicious = injection_reason(fact.key, fact.value) or secret_reason(fact.key, fact.value)
         if suspicious:
             return suspicious
         if item.slot not in self.slots:
@@ -74,8 +75,8 @@ def _rejected(raw, reason: str) -> FlushItem:
     confidence = raw.get("confidence")
     return FlushItem(
         slot=str(raw.get("slot", "")),
-        key=str(raw.get("key", "")),
-        value=one_line(str(raw.get("value", "")), VALUE_MAX_CHARS),
+        key=redact(str(raw.get("key", ""))),
+        value=redact(one_line(str(raw.get("value", "")), VALUE_MAX_CHARS)),
         confidence=confidence if isinstance(confidence, (int, float)) else None,
         action="rejected",
         reason=reason,
