@@ -3,7 +3,7 @@ each one is checked against the write policy and the survivors are upserted in o
 
     from slotmem import Store
     from slotmem.ingest import flush
-    report = flush(Store("agent.db"), open("chat.json").read(), model="gpt-4o-mini")
+    report = flush(Store("agent.db", create=True), open("chat.json").read(), model="gpt-4o-mini")
 
 A client of the Store's public methods, like any other caller.
 """
