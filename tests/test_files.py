@@ -243,6 +243,20 @@ def test_read_only_file_or_directory_serves_reads(shared_dir, where):
     assert path.read_bytes() == before
 
 
+def test_a_directory_this_user_cannot_enter(shared_dir):
+    locked = shared_dir / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    code = (
+        "import sys\nfrom slotmem import Store, StorageError\n"
+        "try:\n    Store(sys.argv[1], create=True)\nexcept StorageError as e:\n    print(e)"
+    )
+    done = as_reader(code, str(locked / "memory.db"))
+    locked.chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"cannot reach {locked / 'memory.db'} (Permission denied)")
+
+
 def test_read_only_file_that_needs_a_migration_says_so(db_path):
     with Store(db_path, create=True) as store:
         store.conn.execute("DELETE FROM _sqlite_migrations WHERE name LIKE '0005%'")

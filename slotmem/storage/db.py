@@ -107,8 +107,15 @@ def checked_path(path: str | os.PathLike) -> Path:
             "(':memory:', SQLite URIs and empty names are refused; connections are per thread)"
         )
     checked = Path(text)
-    if checked.is_dir():
-        raise InvalidInput(f"{checked} is a directory, not a database file")
+    try:
+        if checked.is_dir():
+            raise InvalidInput(f"{checked} is a directory, not a database file")
+        checked.exists()
+    except OSError as e:  # a directory on the way this user may not enter
+        raise StorageError(
+            f"cannot reach {checked} ({e.strerror}): check the permissions of the directories "
+            "on its path"
+        ) from None
     return checked
 
 
@@ -228,7 +235,7 @@ def translate(error: Exception, path: str | os.PathLike = "the database") -> Exc
             f"{path} is damaged ({message}): run 'slotmem doctor' on it, or restore it "
             "from a backup"
         )
-    return StorageError(f"{path}: {message}")
+    return StorageError(f"{path}: {message}; if it persists, check the file with 'slotmem doctor'")
 
 
 @contextlib.contextmanager
@@ -303,7 +310,7 @@ class Connections:
         try:
             try:
                 first_read(conn, self.path)
-            except (ReadOnlyDatabase, StorageError):
+            except StorageError:  # ReadOnlyDatabase among them
                 if not self.readonly or self.immutable:
                     raise
                 conn.close()  # a read-only directory: no -shm can be made, read it as it is
