@@ -35,6 +35,7 @@ SELECT id, slot, key, value, confidence, quality, source, created_at, updated_at
        last_accessed, access_count, ?, ?, ?
 FROM memory_facts WHERE seq = ?
 """
+log = logging.getLogger("slotmem")
 LIST_ORDERS = {
     "accessed": "last_accessed DESC, seq DESC",
     "used": "access_count DESC, last_accessed DESC, seq DESC",
@@ -55,9 +56,6 @@ def _translated(method):
             raise db.translate(e, self.path) from e
 
     return wrapper
-
-
-log = logging.getLogger("slotmem")
 
 
 def now_ms() -> int:
@@ -84,12 +82,12 @@ class Store:
         ReadOnlyDatabase."""
         self.path = db.checked_path(path)
         exists = self.path.exists()
-        if not create:
-            db.existing(self.path)
-        if not exists and readonly:
-            raise InvalidInput(f"{self.path} does not exist: a read-only store cannot create it")
         if exists:
             self.readonly = not db.writable(self.path) if readonly is None else bool(readonly)
+        elif not create:
+            raise db.not_found(self.path)
+        elif readonly:
+            raise InvalidInput(f"{self.path} does not exist: a read-only store cannot create it")
         else:
             _make_directory(self.path.parent)
             self.readonly = False

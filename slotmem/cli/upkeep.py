@@ -112,7 +112,9 @@ def migrate(list_, database):
         from ..storage import db
         from ..storage import migrate as schema
 
-        path = db.existing(db.checked_path(database))
+        path = db.checked_path(database)
+        if not path.exists():
+            raise db.not_found(path)
         readonly = not db.writable(path)  # a read-write connection leaves no -wal behind
         connections = db.Connections(path, readonly=readonly, check=schema.check_owner)
         try:

@@ -119,14 +119,11 @@ def checked_path(path: str | os.PathLike) -> Path:
     return checked
 
 
-def existing(path: Path) -> Path:
-    """``path``, or DatabaseNotFound when there is no file there."""
-    if not path.exists():
-        raise DatabaseNotFound(
-            f"no memory file at {path}: check the path (-d, $SLOTMEM_DB), or create it "
-            "(Store(path, create=True); the CLI's writing commands create it)"
-        )
-    return path
+def not_found(path: Path) -> DatabaseNotFound:
+    return DatabaseNotFound(
+        f"no memory file at {path}: check the path (-d, $SLOTMEM_DB), or create it "
+        "(Store(path, create=True); the CLI's writing commands create it)"
+    )
 
 
 def writable(path: Path) -> bool:
@@ -173,6 +170,19 @@ def first_read(conn, path: str | os.PathLike) -> None:
         raise translate(e, path) from e
 
 
+MESSAGES = (  # message -> result code, for drivers that give no code
+    ("database or disk is full", "SQLITE_FULL"),
+    ("disk I/O error", "SQLITE_IOERR"),
+    ("readonly database", "SQLITE_READONLY"),
+    ("unable to open", "SQLITE_CANTOPEN"),
+    ("locked", "SQLITE_BUSY"),
+    ("busy", "SQLITE_BUSY"),
+    ("not a database", "SQLITE_NOTADB"),
+    ("malformed", "SQLITE_CORRUPT"),
+    ("corrupt", "SQLITE_CORRUPT"),
+)
+
+
 def error_name(error: Exception) -> str:
     """SQLite's primary result code name (``SQLITE_FULL``...) of a driver error, from the
     message where the driver does not say (Python < 3.11)."""
@@ -184,19 +194,6 @@ def error_name(error: Exception) -> str:
         if needle in message:
             return code
     return "SQLITE_ERROR"
-
-
-MESSAGES = (
-    ("database or disk is full", "SQLITE_FULL"),
-    ("disk I/O error", "SQLITE_IOERR"),
-    ("readonly database", "SQLITE_READONLY"),
-    ("unable to open", "SQLITE_CANTOPEN"),
-    ("locked", "SQLITE_BUSY"),
-    ("busy", "SQLITE_BUSY"),
-    ("not a database", "SQLITE_NOTADB"),
-    ("malformed", "SQLITE_CORRUPT"),
-    ("corrupt", "SQLITE_CORRUPT"),
-)
 
 
 def translate(error: Exception, path: str | os.PathLike = "the database") -> Exception:
