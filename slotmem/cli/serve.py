@@ -12,7 +12,8 @@ from .app import cli, database_option, open_store
 def mcp(database):
     """Serve this memory over MCP on stdio: recall, remember, forget, context.
 
-    Creates the file if there is none (and says so on stderr). Needs the mcp extra: pip install 'slotmem[mcp]'. In an MCP client's config:
+    Creates the file if there is none (and says so on stderr). Needs the mcp extra:
+    pip install 'slotmem[mcp]'. In an MCP client's config:
 
     \b
     {"command": "slotmem", "args": ["mcp", "-d", "/home/maja/agent.db"]}

@@ -156,7 +156,7 @@ class Semantic:
         try:
             blobs = embedders().embed(self.model(), texts)
         except SlotmemError as e:
-            log.warning("facts written without embeddings (%s); run 'slotmem reindex'", e)
+            self._warn_once(f"facts written without embeddings ({e}); run 'slotmem reindex'")
             return None
         return Prepared(model_id, dimensions, dict(zip(texts, blobs)))
 
@@ -211,7 +211,7 @@ class Semantic:
             return None
         blob, error = self._embed_query(text)
         if error:
-            self.warn_once(f"searches stay full-text: {error}")
+            self._warn_once(f"searches stay full-text: {error}")
         return blob
 
     def model_error(self) -> str | None:
@@ -239,7 +239,7 @@ class Semantic:
             self._queries[key] = blob
         return blob, None
 
-    def warn_once(self, message: str) -> None:
+    def _warn_once(self, message: str) -> None:
         """Log a degradation once per process, not once per search."""
         with self._lock:
             if message in self._warned:
