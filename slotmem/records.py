@@ -16,6 +16,7 @@ FACT_COLUMNS = (
     "updated_at",
     "last_accessed",
     "access_count",
+    "pinned_at",
 )
 
 
@@ -32,6 +33,11 @@ class Fact:
     updated_at: int
     last_accessed: int
     access_count: int
+    pinned_at: int | None = None  # when it was pinned; None: not pinned
+
+    @property
+    def pinned(self) -> bool:
+        return self.pinned_at is not None
 
     @classmethod
     def from_row(cls, row) -> Fact:
@@ -43,14 +49,17 @@ class Fact:
 
 @dataclass(frozen=True)
 class Hit:
-    """A fact returned by a query, with its score and, on request, the parts of the score."""
+    """A fact returned by a query: its score (the order of one search's hits), its relevance
+    (the estimated probability, in [0, 1], that the fact is relevant to the query: the same
+    scale for every search, see slotmem.search.relevance) and, on request, the parts of both."""
 
     fact: Fact
     score: float
     explanation: dict | None = None
+    relevance: float = 0.0
 
     def to_dict(self) -> dict:
-        data = {**self.fact.to_dict(), "score": self.score}
+        data = {**self.fact.to_dict(), "score": self.score, "relevance": self.relevance}
         if self.explanation is not None:
             data["explanation"] = self.explanation
         return data
@@ -87,6 +96,7 @@ class SlotPolicy:
     min_age_days: float
     min_access_count: int
     description: str | None = None
+    min_relevance: float | None = None  # the slot's floor for what reaches a prompt (None: default)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -98,7 +108,7 @@ class PruneReport:
     count: int
     cap: int
     removed: list[Fact] = field(default_factory=list)
-    protected: int = 0  # facts over cap kept because they are recent or often used
+    protected: int = 0  # facts over cap kept because they are recent, often used or pinned
     dry_run: bool = False
 
     def to_dict(self) -> dict:

@@ -16,6 +16,7 @@ from . import search, validation
 from .errors import InvalidInput, StorageError
 from .records import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
 from .search import DocFreqs, Query, Ranking
+from .search.relevance import DEFAULT_FLOOR
 from .storage import backup, db, health, migrate, retention, wal
 from .vectors.semantic import Semantic
 
@@ -38,6 +39,7 @@ FROM memory_facts WHERE seq = ?
 log = logging.getLogger("slotmem")
 LIST_ORDERS = {
     "accessed": "last_accessed DESC, seq DESC",
+    "pinned": "pinned_at IS NULL, pinned_at, seq",  # pinned facts first, in the order pinned
     "used": "access_count DESC, last_accessed DESC, seq DESC",
     "updated": "updated_at DESC, seq DESC",
     "created": "seq DESC",
@@ -267,6 +269,29 @@ class Store:
             )
             return Fact.from_row(self._row(slot, key))
 
+    def pin(self, slot: str, key: str) -> Fact:
+        """Pin the fact: it is in every context built for its slot, first, whatever the
+        message, and prune never removes it. Pinning a pinned fact changes nothing."""
+        return self._set_pin(slot, key, True)
+
+    def unpin(self, slot: str, key: str) -> Fact:
+        """Undo ``pin``: the fact competes on relevance again and may be pruned."""
+        return self._set_pin(slot, key, False)
+
+    def _set_pin(self, slot: str, key: str, pinned: bool) -> Fact:
+        slot, key = validation.slot(slot), validation.key(key)
+        with self.transaction():
+            row = self._row(slot, key)
+            if row is None:
+                raise InvalidInput(f"no fact {slot}/{key} to {'pin' if pinned else 'unpin'}")
+            if (row["pinned_at"] is not None) != pinned:
+                self.conn.execute(
+                    "UPDATE memory_facts SET pinned_at = ? WHERE seq = ?",
+                    (self.clock() if pinned else None, row["seq"]),
+                )
+                row = self._row(slot, key)
+        return Fact.from_row(row)
+
     # -- reads ------------------------------------------------------------------------------
     @_translated
     def get(self, slot: str, key: str) -> Fact | None:
@@ -275,13 +300,22 @@ class Store:
 
     @_translated
     def list_facts(
-        self, slot: str | None = None, *, limit: int | None = 50, order: str = "accessed"
+        self,
+        slot: str | None = None,
+        *,
+        limit: int | None = 50,
+        order: str = "accessed",
+        pinned: bool = False,
     ) -> list[Fact]:
-        """Facts of one slot (or all), most recently accessed first by default."""
+        """Facts of one slot (or all), most recently accessed first by default; ``pinned``:
+        only the pinned ones."""
         if order not in LIST_ORDERS:
             raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}, not {order!r}")
         params: list = [validation.slot(slot)] if slot else []
-        where = "WHERE slot = ?" if slot else ""
+        tests = ["slot = ?"] if slot else []
+        if pinned:
+            tests.append("pinned_at IS NOT NULL")
+        where = f"WHERE {' AND '.join(tests)}" if tests else ""
         sql = f"SELECT * FROM memory_facts {where} ORDER BY {LIST_ORDERS[order]}"
         if limit is not None:
             sql += " LIMIT ?"
@@ -308,14 +342,17 @@ class Store:
         slots: Iterable[str] | str | None = None,
         limit: int = 10,
         min_score: float | None = None,
+        min_relevance: float | None = None,
         track_access: bool = True,
         explain: bool = False,
         semantic: bool = True,
     ) -> list[Hit]:
         """Facts matching ``text``, best first. Never raises on any text; bumps access stats.
 
-        When the file has semantic search on (``slotmem reindex``) and this process can load
-        sqlite-vec, the lexical and semantic legs are fused (``semantic=False``: lexical only).
+        ``min_relevance`` drops hits less likely than that to be relevant (``Hit.relevance``, in
+        [0, 1], the same scale for lexical and hybrid search). When the file has semantic search
+        on (``slotmem reindex``) and this process can load sqlite-vec, the lexical and semantic
+        legs are fused (``semantic=False``: lexical only).
         """
         slots = validation.slots(slots)
         query = Query.parse(
@@ -323,6 +360,7 @@ class Store:
             slots=None if slots is None else tuple(slots),
             limit=validation.positive_int(limit, "limit"),
             min_score=None if min_score is None else float(min_score),
+            min_relevance=validation.relevance(min_relevance),
             explain=explain,
             semantic=semantic,
         )
@@ -392,26 +430,42 @@ class Store:
         min_age_days: float = 30,
         min_access_count: int = 3,
         description: str | None = None,
+        min_relevance: float | str | None = None,
     ) -> SlotPolicy:
-        """Set the retention policy `slotmem prune` applies to ``slot``."""
+        """Set the retention policy `slotmem prune` applies to ``slot``, and the slot's floor
+        for what reaches a prompt (``min_relevance``: a probability; ``"default"`` goes back to
+        slotmem's default; None keeps what the slot had, as for ``description``)."""
+        reset = min_relevance == "default"
         policy = SlotPolicy(
             validation.slot(slot),
             validation.count(cap, "cap"),
             validation.non_negative(min_age_days, "min_age_days"),
             validation.count(min_access_count, "min_access_count"),
             None if description is None else validation.value(description),
+            None if reset else validation.relevance(min_relevance),
         )
+        floor = "NULL" if reset else "coalesce(excluded.min_relevance, min_relevance)"
         with self.transaction():
             self.conn.execute(
-                "INSERT INTO memory_slots VALUES (?, ?, ?, ?, ?) ON CONFLICT (slot) DO UPDATE SET "
-                "cap = excluded.cap, min_age_days = excluded.min_age_days, "
+                "INSERT INTO memory_slots VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (slot) DO UPDATE "
+                "SET cap = excluded.cap, min_age_days = excluded.min_age_days, "
                 "min_access_count = excluded.min_access_count, "
-                "description = coalesce(excluded.description, description)",
+                "description = coalesce(excluded.description, description), "
+                f"min_relevance = {floor}",
                 dataclasses.astuple(policy),
             )
             saved = self.policy(slot)
         assert saved is not None  # written in this transaction
         return saved
+
+    @_translated
+    def min_relevance(self, slot: str) -> float:
+        """The floor of what reaches a prompt from ``slot``: its policy's, else the default
+        (slotmem.search.relevance.DEFAULT_FLOOR)."""
+        policy = self.policy(slot)
+        if policy is None or policy.min_relevance is None:
+            return DEFAULT_FLOOR
+        return policy.min_relevance
 
     @_translated
     def prune_slot(

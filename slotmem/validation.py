@@ -74,6 +74,15 @@ def confidence(number) -> float:
     return number
 
 
+def relevance(number, what: str = "min_relevance") -> float | None:
+    """None (no floor), or a probability in [0, 1]."""
+    if number is None:
+        return None
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or not 0 <= number <= 1:
+        raise InvalidInput(f"{what} must be a number from 0 to 1, not {number!r}")
+    return float(number)
+
+
 def positive_int(number, what: str) -> int:
     """An integer of at least 1 (a search's limit)."""
     return _integer(number, what, 1, "a positive integer")

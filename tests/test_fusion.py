@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slotmem.search import fusion, hybrid, lexical, plan
+from slotmem.search import fusion, lexical, plan, relevance
 from slotmem.search.query import Query
 
 # A typical semantic leg: its best neighbour, then a slope of weaker ones (spread 0.13, as on
@@ -99,10 +99,9 @@ def test_scores_are_bounded_and_sorted(coverage, cosine, weight):
 def coverage_of(store, text):
     query = Query.parse(text)
     chosen = plan.plan(store.conn, query.terms)
-    rows = lexical.search(
-        store.conn, chosen, store.ranking, slots=None, limit=fusion.DEPTH, now=0, explain=True
-    )
-    found = hybrid.coverages(chosen, query, store.ranking, rows)
+    rows = lexical.search(store.conn, chosen, store.ranking, slots=None, limit=fusion.DEPTH, now=0)
+    total = relevance.query_mass(chosen, query.terms, store.ranking)
+    found = {row["seq"]: relevance.coverage(row["mass"], total) for row in rows}
     keys = dict(store.conn.execute("SELECT seq, key FROM memory_facts"))
     return {keys[seq]: value for seq, value in found.items()}
 

@@ -154,13 +154,13 @@ def test_explain_shows_the_parts(store):
     [hit] = store.query_facts("stockholm", explain=True)
     parts = hit.explanation
     assert parts["confidence"] == 0.5 and parts["feedback"] == 1.0 and parts["recency"] == 1.0
-    assert parts["score"] == pytest.approx(parts["relevance"] * 0.5) == pytest.approx(hit.score)
+    assert parts["score"] == pytest.approx(parts["match"] * 0.5) == pytest.approx(hit.score)
     term = parts["terms"]["stockholm"]
     assert term["df"] == 1 and parts["matched"] == 1 and parts["bm25"] == term["bm25"] < 0
     assert term["idf"] == pytest.approx(math.log(1 + (3 - 1 + 0.5) / 1.5) ** 1.5)
     assert term["tf"] == pytest.approx(-term["bm25"] / math.log((3 - 1 + 0.5) / 1.5))
     assert term["part"] == pytest.approx(term["idf"] * term["tf"] + 4)
-    assert parts["relevance"] == pytest.approx(term["part"])
+    assert parts["match"] == pytest.approx(term["part"])
     assert parts["parts"].startswith("stockholm ")
     assert store.query_facts("stockholm")[0].explanation is None
 
@@ -174,7 +174,7 @@ def test_relevance_is_the_sum_of_the_matched_terms(store):
     for hit in hits:
         terms = hit.explanation["terms"]
         assert hit.explanation["matched"] == len(terms)
-        assert hit.explanation["relevance"] == pytest.approx(sum(t["part"] for t in terms.values()))
+        assert hit.explanation["match"] == pytest.approx(sum(t["part"] for t in terms.values()))
     assert set(hits[0].explanation["terms"]) == {"maja", "dog", "name"}
 
 

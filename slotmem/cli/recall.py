@@ -40,7 +40,7 @@ def search(text, slots, limit, min_score, explain, no_track, lexical, fmt, datab
     if fmt in (None, "table"):
         for row in rows:
             row.update(row.pop("explanation", None) or {})
-        columns = ["score", "slot", "key", "value"]
+        columns = ["score", "relevance", "slot", "key", "value"]
         if explain:
             hybrid = any("fused" in row for row in rows)
             columns += HYBRID_COLUMNS if hybrid else EXPLAIN_COLUMNS

@@ -8,7 +8,7 @@ with the vector leg (``fusion`` holds the formula) when the caller hands one in.
 from __future__ import annotations
 
 from ..records import Hit
-from . import hybrid, lexical, plan
+from . import hybrid, lexical, plan, relevance
 from .lexical import Ranking
 from .plan import DocFreqs
 from .query import Query
@@ -40,6 +40,8 @@ def run(
         return hybrid.search(conn, query, chosen, blob, ranking=ranking, now=now, vectors=vectors)
     if not chosen:
         return []
+    total = relevance.query_mass(chosen, query.terms, ranking)
+    floor = query.min_relevance
     rows = lexical.search(
         conn,
         chosen,
@@ -48,6 +50,9 @@ def run(
         limit=query.limit,
         now=now,
         min_score=query.min_score,
+        min_relevance=floor,
+        total=total,
         explain=query.explain,
     )
-    return [lexical.to_hit(row, chosen, ranking, query.explain) for row in rows]
+    hits = [lexical.to_hit(row, chosen, ranking, total, query.explain) for row in rows]
+    return hits if floor is None else [hit for hit in hits if hit.relevance >= floor]

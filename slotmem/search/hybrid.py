@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..records import Fact, Hit
-from . import fusion, lexical
+from . import fusion, lexical, relevance
 from .lexical import Ranking
 from .plan import Plan
 from .query import Query
@@ -45,9 +45,17 @@ def search(
     rows = []
     if plan:
         rows = lexical.search(
-            conn, plan, ranking, slots=slots, limit=fusion.DEPTH, now=now, explain=True, tf=False
+            conn,
+            plan,
+            ranking,
+            slots=slots,
+            limit=fusion.DEPTH,
+            now=now,
+            explain=query.explain,
+            tf=False,
         )
-    coverage = coverages(plan, query, ranking, rows) if plan and rows else {}
+    total = relevance.query_mass(plan, query.terms, ranking)
+    coverage = {row["seq"]: relevance.coverage(row["mass"], total) for row in rows}
     neighbours = vectors.knn(blob, slots, fusion.DEPTH)
     facts = {row["seq"]: row for row in rows}
     distance = dict(neighbours)
@@ -57,15 +65,27 @@ def search(
     weight = {seq: _weight(row) for seq, row in facts.items()}
     ranks = {seq: rank for rank, (seq, _) in enumerate(neighbours, 1) if seq in facts}
     hits = []
+    calibration, floor = ranking.calibration, query.min_relevance
     for fused in fusion.fuse(coverage, cosine, weight, semantic_ranks=ranks):
         if fused.score <= 0 or (query.min_score is not None and fused.score < query.min_score):
             break  # neither leg says anything for the rest
         row = facts[fused.seq]
+        matched = row["matched"] if fused.seq in coverage else 0
+        likely = calibration.relevance(fused.coverage, matched, fused.similarity)
+        if floor is not None and likely < floor:
+            continue
         parts = None
         if query.explain:
             parts = _explain(row, fused, plan if fused.seq in coverage else None, ranking)
-            parts["distance"] = distance.get(fused.seq)
-        hits.append(Hit(Fact.from_row(row), fused.score, parts))
+            parts.update(
+                distance=distance.get(fused.seq),
+                relevance=likely,
+                relevance_from=(
+                    f"hybrid: coverage {fused.coverage:.2f}, {matched} terms matched, "
+                    f"similarity {fused.similarity:.2f}"
+                ),
+            )
+        hits.append(Hit(Fact.from_row(row), fused.score, parts, likely))
         if len(hits) == query.limit:
             break
     return hits
@@ -88,20 +108,6 @@ def _explain(row, fused: fusion.Fused, plan: Plan | None, ranking: Ranking) -> d
         semantic_rank=fused.semantic_rank,
     )
     return parts
-
-
-def coverages(plan: Plan, query: Query, ranking: Ranking, rows) -> dict[int, float]:
-    """seq -> the share of the query's idf mass the row matched, in the rows' order. The mass:
-    the plan's terms, and each term no fact holds at df = 0 (the plan's too-common ones: 0)."""
-    idf = [ranking.idf(plan.facts, arm.df) for arm in plan.arms]
-    terms = query.terms
-    absent = len(terms.words) + len(terms.grams) - len(plan.arms) - len(plan.dropped)
-    mass = sum(idf) + max(0, absent) * ranking.idf(plan.facts, 0)
-    found = {}
-    for row in rows:
-        arms = [int(part.split(":", 1)[0]) for part in (row["parts"] or "").split()]
-        found[row["seq"]] = sum(idf[arm] for arm in arms) / mass if mass > 0 else 0.0
-    return found
 
 
 def _weight(row) -> float:

@@ -1,8 +1,8 @@
 """The lexical leg: a plan's terms scored in SQL in one statement, and each hit's explanation.
 
-    score = relevance × confidence × feedback × recency
+    score = match × confidence × feedback × recency
 
-- relevance  = Σ over the query terms the fact matches of  idf(t)^1.5 × tf(t) + 4
+- match      = Σ over the query terms the fact matches of  idf(t)^1.5 × tf(t) + 4
     idf(t)   = ln(1 + (N - df + 0.5) / (df + 0.5))   N facts, df of them hold t (always > 0)
     tf(t)    = bm25's term-frequency and length part for t: (f × 2.2) / (f + 1.2 × (0.25 + 0.75 ×
                len / avg_len)), f = 2 × (occurrences in key) + 1 × (occurrences in value).
@@ -18,6 +18,8 @@
 
 Each term is one arm of a UNION ALL (FTS5 scores it with ``rank MATCH 'bm25(2.0, 1.0)'``); the
 arms' parts are summed per fact, the fact row is joined once, and ``ORDER BY score LIMIT n``.
+Each row also carries ``mass``, the Σ idf(t)^1.5 of the terms it matched: its share of the
+query's mass is the coverage that ``relevance.py`` reads.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ import math
 from dataclasses import dataclass
 
 from ..records import Fact, Hit
+from . import relevance
 from .plan import CJK, WORDS, Arm, Plan, slot_tag
+from .relevance import Calibration
 
 KEY_WEIGHT = 2.0
 VALUE_WEIGHT = 1.0
@@ -36,7 +40,7 @@ FEEDBACK_STEP = 0.15
 FEEDBACK_FLOOR = 0.2
 DAY_MS = 86_400_000
 # What `slotmem search --explain` shows in its table (JSON output has the whole explanation).
-EXPLAIN_COLUMNS = ["relevance", "bm25", "confidence", "feedback", "recency", "parts"]
+EXPLAIN_COLUMNS = ["coverage", "match", "bm25", "confidence", "feedback", "recency", "parts"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ class Ranking:
     half_life_days: float | None = None  # None: no recency factor
     idf_power: float = IDF_POWER
     coordination: float = COORDINATION
+    calibration: Calibration = Calibration()  # the constants of Hit.relevance
 
     def idf(self, facts: int, df: int) -> float:
         df = min(max(df, 0), facts)  # an index that drifted must not make it negative
@@ -72,13 +77,13 @@ class Ranking:
         parts = ", group_concat(arm || ':' || coalesce(raw, ''), ' ') AS parts" if explain else ""
         feedback, recency = self.factors()
         sql = f"""
-            WITH hits(seq, arm, raw, part) AS ({arms}),
+            WITH hits(seq, arm, raw, part, mass) AS ({arms}),
             matched AS (
-                SELECT seq, sum(part) AS relevance, count(*) AS matched{parts}
+                SELECT seq, sum(part) AS match, sum(mass) AS mass, count(*) AS matched{parts}
                 FROM hits GROUP BY seq)
-            SELECT f.*, m.relevance, m.matched{", m.parts" if explain else ""},
+            SELECT f.*, m.match, m.mass, m.matched{", m.parts" if explain else ""},
                    {feedback} AS feedback, {recency} AS recency,
-                   m.relevance * f.confidence * {feedback} * {recency} AS score
+                   m.match * f.confidence * {feedback} * {recency} AS score
             FROM matched m CROSS JOIN memory_facts f ON f.seq = m.seq
             {"WHERE " + slot_test if slot_test else ""}"""
         return sql, params
@@ -86,10 +91,10 @@ class Ranking:
     def _arm(
         self, i: int, arm: Arm, facts: int, slots: list[str] | None, params: dict, tf: bool = True
     ) -> str:
-        """One term's rows: (seq, arm number, FTS5 bm25 or NULL, the term's part)."""
+        """One term's rows: (seq, arm number, FTS5 bm25 or NULL, the term's part, its idf)."""
         params[f"q{i}"], params[f"c{i}"] = arm.match, self.coordination
+        params[f"w{i}"] = self.idf(facts, arm.df)
         if arm.table == CJK or not tf:  # binary: the term is there or not
-            params[f"w{i}"] = self.idf(facts, arm.df)
             raw, score, rank = "NULL", f":w{i} + :c{i}", ""
         else:  # bm25 with FTS5's idf swapped for ours; the slot tag column weighs nothing
             params[f"m{i}"] = self.idf(facts, arm.df) / fts5_idf(facts, arm.df)
@@ -99,7 +104,7 @@ class Ranking:
                 f"-t.rank * :m{i} + :c{i}",
                 f" AND t.rank MATCH 'bm25({weights})'",
             )
-        select = f"SELECT t.rowid, {i}, {raw}, {score} FROM {arm.table} t"
+        select = f"SELECT t.rowid, {i}, {raw}, {score}, :w{i} FROM {arm.table} t"
         where = f" WHERE t.{arm.table} MATCH :q{i}{rank}"
         if slots and arm.cap is not None and arm.table == WORDS:  # FTS5 skips to the slots' own
             params[f"q{i}"] = f"({arm.match}) AND ({' OR '.join(map(slot_tag, slots))})"
@@ -120,23 +125,39 @@ def search(
     limit: int,
     now: int,
     min_score: float | None = None,
+    min_relevance: float | None = None,
+    total: float = 0.0,
     explain: bool = False,
     tf: bool = True,
 ) -> list:
-    """The plan's best ``limit`` rows, scored, weighted, filtered and ordered in one statement."""
+    """The plan's best ``limit`` rows, scored, weighted, filtered and ordered in one statement
+    (``min_relevance`` needs ``total``, the query's idf mass: relevance.query_mass)."""
     sql, params = ranking.sql(plan, slots, explain, tf)
-    params.update(now=now, limit=limit)
-    score_filter = ""
+    params.update(now=now, limit=limit, total=total)
+    tests = []
     if min_score is not None:
-        score_filter = "WHERE score >= :min_score"
+        tests.append("score >= :min_score")
         params["min_score"] = float(min_score)
-    sql = f"SELECT * FROM ({sql}) {score_filter} ORDER BY score DESC, seq DESC LIMIT :limit"
+    if min_relevance is not None:
+        tests.append(ranking.calibration.lexical_sql(min_relevance, params))
+    where = f"WHERE {' AND '.join(tests)}" if tests else ""
+    sql = f"SELECT * FROM ({sql}) {where} ORDER BY score DESC, seq DESC LIMIT :limit"
     return conn.execute(sql, params).fetchall()
 
 
-def to_hit(row, plan: Plan, ranking: Ranking, with_explanation: bool) -> Hit:
-    parts = explain(row, plan, ranking) if with_explanation else None
-    return Hit(Fact.from_row(row), row["score"], parts)
+def to_hit(row, plan: Plan, ranking: Ranking, total: float, with_explanation: bool) -> Hit:
+    """The row as a Hit; ``total`` is the query's idf mass (relevance.query_mass)."""
+    covered = relevance.coverage(row["mass"], total)
+    likely = ranking.calibration.relevance(covered, row["matched"])
+    parts = None
+    if with_explanation:
+        parts = explain(row, plan, ranking)
+        parts.update(
+            coverage=covered,
+            relevance=likely,
+            relevance_from=f"lexical: coverage {covered:.2f}, {row['matched']} terms matched",
+        )
+    return Hit(Fact.from_row(row), row["score"], parts, likely)
 
 
 def fts5_idf(facts: int, df: int) -> float:
@@ -163,7 +184,7 @@ def explain(row, plan: Plan, ranking: Ranking) -> dict:
         terms[arm.term] = _term_part(arm, float(raw) if raw else None, plan.facts, ranking)
     return {
         "score": row["score"],
-        "relevance": row["relevance"],
+        "match": row["match"],
         "bm25": sum(part.get("bm25", 0.0) for part in terms.values()),
         "matched": row["matched"],
         "confidence": row["confidence"],

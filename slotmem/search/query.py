@@ -20,6 +20,7 @@ class Query:
     slots: tuple[str, ...] | None = None
     limit: int = 10
     min_score: float | None = None
+    min_relevance: float | None = None  # drop hits less likely than this to be relevant
     explain: bool = False
     semantic: bool = True
 

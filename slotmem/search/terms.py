@@ -6,7 +6,8 @@ sees them:
 
 - ``words``: lower-cased, diacritic-free word tokens for the porter index (what FTS5's
   ``porter unicode61 remove_diacritics 2`` tokenizer would make of the text, before stemming),
-  English stopwords dropped, one token per porter stem, short tokens kept (``go``, ``ai``,
+  English stopwords dropped (and two-letter words the index cannot tell from one: ``hi`` is
+  what porter makes of ``his``), one token per porter stem, short tokens kept (``go``, ``ai``,
   ``42``, ``c`` from ``c#``), apostrophes split (``Joanna's`` -> ``joanna``);
 - ``grams``: Chinese, Japanese and Korean runs (no spaces between words) as character bigrams
   (a lone character stays a unigram), searched in the trigram index.
@@ -45,6 +46,10 @@ STOPWORDS = frozenset([
     "won", "won't", "wouldn", "wouldn't", "would", "could", "might", "must", "shall", "may",
     "also", "ever", "many", "much"
 ])  # fmt: skip
+
+# What the index holds for the stopwords (facts are indexed whole): a word of two letters that
+# stems to one of these ("hi", "ha", "wa") would only ever match "his", "has", "was".
+STOPWORD_STEMS = frozenset(stem(word) for word in STOPWORDS)
 
 # Scripts written without spaces between words (and Hangul, whose particles attach to words).
 # migrations/0003 holds the same ranges as a GLOB pattern (tests/test_terms.py checks they agree).
@@ -119,8 +124,11 @@ def _words(text: str, limit: int) -> list[str]:
         for word in _WORD.findall(fold(raw)):  # folding can expose separators
             if len(chosen) >= limit:
                 return list(chosen.values())
-            if word not in STOPWORDS and len(word) <= MAX_TOKEN_CHARS:
-                chosen.setdefault(stem(word), word)
+            if word in STOPWORDS or len(word) > MAX_TOKEN_CHARS:
+                continue
+            stemmed = stem(word)
+            if len(word) > 2 or stemmed not in STOPWORD_STEMS:
+                chosen.setdefault(stemmed, word)
     return list(chosen.values())
 
 

@@ -3,7 +3,8 @@
 When a slot holds more than ``cap`` facts, the excess is deleted among the facts that were
 neither accessed nor updated for ``min_age_days`` and were accessed fewer than
 ``min_access_count`` times, least used and oldest first. Recent or often used facts are never
-pruned, even if the slot stays over its cap. Every removal is kept in history (reason 'prune').
+pruned, even if the slot stays over its cap, and neither are pinned facts. Every removal is kept in
+history (reason 'prune').
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def prune_slot(
     rows = conn.execute(
         """SELECT * FROM memory_facts
            WHERE slot = ? AND max(last_accessed, updated_at) < ? AND access_count < ?
+             AND pinned_at IS NULL
            ORDER BY access_count ASC, last_accessed ASC, seq ASC LIMIT ?""",
         (slot, cutoff, min_access_count, excess),
     ).fetchall()

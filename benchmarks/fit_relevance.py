@@ -1,0 +1,223 @@
+"""Fit the constants of Hit.relevance and the default floor, leaving one conversation out.
+
+    python benchmarks/fit_relevance.py          # pip install 'slotmem[semantic]'; about 1 minute
+
+On LoCoMo's development observations (benchmarks/observations.py: one file per conversation, a
+slot per person), every question of categories 1-4 is asked of each slot, lexical and hybrid,
+and the best ``PER_SLOT`` candidates of each slot are kept with what relevance reads of them
+(coverage, terms matched, similarity) and whether they are relevant (the turns they cite hold
+the question's evidence). Then, for each mode, a logistic regression (Newton's method, a little
+L2) gives slotmem/search/relevance.py's constants.
+
+The floor: the highest value of ``FLOORS`` at which, on the conversations fitted, the candidates
+at or above it still hold a relevant fact for ``TARGET`` of the answerable category-4 questions
+(those some observation answers) in each mode: as little noise as keeps the answers.
+
+Printed: the constants and floor fitted on all five conversations (what slotmem ships), then for
+each conversation held out, what was fitted on the other four and how it does on the one left
+out (log-loss of the relevance, answers kept at the floor, candidates per question at the floor,
+off-topic candidates per message at the floor: benchmarks/data/offtopic.json, never fitted on).
+benchmarks/context.py runs the whole context builder with these held-out fits (``--held-out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import observations
+
+from slotmem.search.relevance import MATCHED_CAP, Calibration
+
+PER_SLOT = 30  # the candidates a context asks of each slot (slotmem.agents.context.CANDIDATES)
+FLOORS = (0.003, 0.004, 0.005, 0.006, 0.007, 0.008, 0.009, 0.01, 0.012, 0.015, 0.02, 0.03)
+TARGET = {"lexical": 0.85, "hybrid": 0.90}
+MODES = ("lexical", "hybrid")
+L2 = 1e-3
+
+
+@dataclass(frozen=True)
+class Candidate:
+    conversation: str
+    mode: str
+    message: int  # index into the memory's questions; negative: an off-topic message
+    category: int  # 0 for an off-topic message
+    coverage: float
+    matched: int
+    similarity: float | None
+    relevant: bool
+
+
+def candidates(store, memory: observations.Memory, offtopic: list[str]) -> list[Candidate]:
+    """Every question's and off-topic message's best PER_SLOT candidates of each slot."""
+    turns = memory.turns()
+    messages = [(i, q.text, q.gold, q.category) for i, q in enumerate(memory.questions)]
+    messages += [(-1 - i, text, frozenset(), 0) for i, text in enumerate(offtopic)]
+    found = []
+    for mode in MODES:
+        for number, text, gold, category in messages:
+            for slot in memory.slots:
+                hits = store.query_facts(
+                    text,
+                    slots=[slot],
+                    limit=PER_SLOT,
+                    explain=True,
+                    track_access=False,
+                    semantic=mode == "hybrid",
+                )
+                for hit in hits:
+                    parts = hit.explanation or {}
+                    found.append(
+                        Candidate(
+                            memory.sample_id,
+                            mode,
+                            number,
+                            category,
+                            parts.get("coverage") or 0.0,
+                            parts.get("matched") or 0,
+                            parts.get("similarity") if mode == "hybrid" else None,
+                            bool(turns[hit.fact.key] & gold),
+                        )
+                    )
+    return found
+
+
+def features(rows: list[Candidate]) -> np.ndarray:
+    return np.array(
+        [[r.coverage, min(r.matched, MATCHED_CAP), r.similarity or 0.0] for r in rows]
+    ).reshape(-1, 3)
+
+
+def logistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Weights (intercept first) maximising the L2-penalised log-likelihood."""
+    x = np.column_stack([np.ones(len(x)), x])
+    w = np.zeros(x.shape[1])
+    for _ in range(100):
+        p = 1 / (1 + np.exp(-x @ w))
+        gradient = x.T @ (p - y) + L2 * w
+        hessian = (x.T * (p * (1 - p))) @ x + L2 * np.eye(len(w))
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-10:
+            break
+    return w
+
+
+def fit(rows: list[Candidate]) -> Calibration:
+    constants = {}
+    for mode in MODES:
+        train = [r for r in rows if r.mode == mode and r.category > 0]
+        x = features(train)
+        if mode == "lexical":
+            x = x[:, :2]
+        w = logistic(x, np.array([r.relevant for r in train], dtype=float))
+        constants[mode] = tuple(round(float(v), 3) for v in (*w, 0.0)[:4])
+    return Calibration(**constants)
+
+
+def relevance(calibration: Calibration, rows: list[Candidate]) -> np.ndarray:
+    return np.array([calibration.relevance(r.coverage, r.matched, r.similarity) for r in rows])
+
+
+def answers_kept(rows, likely, floor, answerable) -> float:
+    """The share of answerable category-4 questions with a relevant candidate at the floor."""
+    kept = {(r.conversation, r.message) for r, p in zip(rows, likely) if r.relevant and p >= floor}
+    return len(kept & answerable) / max(1, len(answerable))
+
+
+def choose_floor(calibration: Calibration, rows, answerable) -> float:
+    best = FLOORS[0]
+    for floor in FLOORS:
+        ok = True
+        for mode in MODES:
+            part = [r for r in rows if r.mode == mode]
+            kept = answers_kept(part, relevance(calibration, part), floor, answerable)
+            ok = ok and kept >= TARGET[mode]
+        if ok:
+            best = floor
+    return best
+
+
+def answerable(memories) -> set[tuple[str, int]]:
+    return {
+        (m.sample_id, i)
+        for m in memories
+        for i, q in enumerate(m.questions)
+        if q.category == 4 and m.answerable(q)
+    }
+
+
+def collect(memories, directory: Path) -> list[Candidate]:
+    offtopic = observations.offtopic()
+    rows = []
+    for memory in memories:
+        with observations.build(memory, directory / f"{memory.sample_id}.db", embed=True) as store:
+            rows += candidates(store, memory, offtopic)
+    return rows
+
+
+def folds(memories, rows) -> dict[str, tuple[Calibration, float]]:
+    """conversation -> (the calibration and floor fitted without it)."""
+    fitted = {}
+    for memory in memories:
+        rest = [r for r in rows if r.conversation != memory.sample_id]
+        others = [m for m in memories if m.sample_id != memory.sample_id]
+        calibration = fit(rest)
+        fitted[memory.sample_id] = (calibration, choose_floor(calibration, rest, answerable(others)))
+    return fitted
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("path", nargs="?", type=Path, default=observations.DEFAULT_PATH)
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    memories = observations.load(args.path)
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = collect(memories, Path(tmp))
+    calibration = fit(rows)
+    floor = choose_floor(calibration, rows, answerable(memories))
+    print(f"All five conversations ({len(rows)} candidates, {time.perf_counter() - start:.0f} s):")
+    print(f"LEXICAL = {calibration.lexical}\nHYBRID = {calibration.hybrid}\nDEFAULT_FLOOR = {floor}\n")
+    print("| held out | mode | a, b, c, d | floor | log-loss | answers kept | per question | off-topic |")
+    print("|---|---|---|---|---|---|---|---|")
+    totals: dict[str, list[float]] = {mode: [0.0] * 5 for mode in MODES}
+    for name, (fold, fold_floor) in folds(memories, rows).items():
+        held = [m for m in memories if m.sample_id == name]
+        for mode in MODES:
+            part = [r for r in rows if r.conversation == name and r.mode == mode]
+            asked = [r for r in part if r.category > 0]
+            likely = relevance(fold, asked)
+            y = np.array([r.relevant for r in asked], dtype=float)
+            loss = float(-np.mean(y * np.log(likely + 1e-12) + (1 - y) * np.log(1 - likely + 1e-12)))
+            kept = answers_kept(asked, likely, fold_floor, answerable(held))
+            questions = [r for r in asked if r.category == 4]
+            per_question = sum(relevance(fold, questions) >= fold_floor) / max(
+                1, len({r.message for r in questions})
+            )
+            off = [r for r in part if r.category == 0]
+            off_topic = sum(relevance(fold, off) >= fold_floor) / len(observations.offtopic())
+            constants = ", ".join(f"{v:g}" for v in getattr(fold, mode))
+            print(
+                f"| {name} | {mode} | {constants} | {fold_floor} | {loss:.4f} | {kept:.3f} | "
+                f"{per_question:.1f} | {off_topic:.2f} |"
+            )
+            for i, value in enumerate((loss, kept, per_question, off_topic, 1)):
+                totals[mode][i] += value
+    for mode, (loss, kept, per_question, off_topic, n) in totals.items():
+        print(
+            f"| **mean** | {mode} | | | {loss / n:.4f} | {kept / n:.3f} | {per_question / n:.1f} "
+            f"| {off_topic / n:.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
