@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -17,7 +18,7 @@ from .errors import InvalidInput, StorageError
 from .records import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
 from .search import DocFreqs, Query, Ranking
 from .search.relevance import DEFAULT_FLOOR
-from .storage import backup, db, health, migrate, retention, wal
+from .storage import access, backup, db, health, migrate, retention, wal
 from .vectors.semantic import Semantic
 
 UPSERT_SQL = """
@@ -105,6 +106,7 @@ class Store:
             raise
         self.semantic = Semantic(self._connections, clock)
         self._doc_freqs = DocFreqs()
+        self._accesses = access.Accesses(self._connections)
 
     # -- plumbing ---------------------------------------------------------------------------
     @property
@@ -117,6 +119,7 @@ class Store:
         return db.transaction(self.conn, self.path)
 
     def close(self) -> None:
+        self._accesses.close()
         self.semantic.close()
         self._connections.close()
 
@@ -364,36 +367,44 @@ class Store:
             explain=explain,
             semantic=semantic,
         )
-        hits = search.run(
-            self.conn,
-            query,
-            ranking=self.ranking,
-            now=self.clock(),
-            freqs=self._doc_freqs,
-            vectors=self.semantic.leg() if semantic else None,
-        )
-        now = self.clock()
-        if track_access and hits:
-            self._touch([hit.fact.id for hit in hits], now)
-            hits = [
-                dataclasses.replace(
-                    hit,
-                    fact=dataclasses.replace(
-                        hit.fact, access_count=hit.fact.access_count + 1, last_accessed=now
-                    ),
-                )
-                for hit in hits
-            ]
-        return hits
-
-    def _touch(self, ids: list[str], now: int) -> None:
-        marks = ", ".join("?" * len(ids))
-        with self.transaction():
-            self.conn.execute(
-                "UPDATE memory_facts SET access_count = access_count + 1, last_accessed = ? "
-                f"WHERE id IN ({marks})",
-                [now, *ids],
+        with self._accesses.window(track_access) as record:
+            hits = search.run(
+                self.conn,
+                query,
+                ranking=self.ranking,
+                now=self.clock(),
+                freqs=self._doc_freqs,
+                vectors=self.semantic.leg() if semantic else None,
             )
+            if not track_access or not hits:
+                return hits
+            now = self.clock()
+            present = record([hit.fact.id for hit in hits], now)
+        return [
+            dataclasses.replace(
+                hit,
+                fact=dataclasses.replace(
+                    hit.fact, access_count=hit.fact.access_count + 1, last_accessed=now
+                ),
+            )
+            for hit in hits
+            if hit.fact.id in present
+        ]
+
+    @contextlib.contextmanager
+    def tracking(self, enabled: bool = True):
+        """For a caller that reads facts and passes on only some of them (a context builder):
+        open it before reading; ``track(ids)`` records one access of each fact passed on and
+        answers the ids still in the file (a fact removed meanwhile is not to be passed on).
+        See slotmem.storage.access for how this keeps a fact just returned from being pruned
+        without making the caller wait for the write lock."""
+        with self._accesses.window(enabled) as record:
+            yield lambda ids: record(list(ids), self.clock())
+
+    def flush_accesses(self) -> None:
+        """Write the access counts searches have queued (``close()`` and the end of the
+        process do it too)."""
+        self._accesses.flush()
 
     # -- deprecated ---------------------------------------------------------------------------
     def flush(self, transcript, model=None, **options):
@@ -491,7 +502,8 @@ class Store:
             if min_access_count is None
             else validation.count(min_access_count, "min_access_count")
         )
-        with self.transaction():
+        gate = contextlib.nullcontext() if dry_run else self._accesses.exclusive()
+        with gate, self.transaction():
             return retention.prune_slot(
                 self.conn,
                 slot,

@@ -113,11 +113,14 @@ def test_coverage_is_the_share_of_the_query_idf_mass_matched(store):
     store.upsert("user", "d", "delta foxtrot")
     found = coverage_of(store, "alpha bravo")
     assert found["a"] == pytest.approx(1.0)
-    idf = store.ranking.idf
-    assert found["b"] == pytest.approx(idf(4, 2) / (idf(4, 2) + idf(4, 1)))
+
+    def idf(df):  # a file this small reads idf as if it held relevance.MIN_FACTS facts
+        return store.ranking.idf(relevance.MIN_FACTS, df)
+
+    assert found["b"] == pytest.approx(idf(2) / (idf(2) + idf(1)))
     # 'zulu' is in no fact: it counts at df = 0, so matching 'alpha' covers less of the question
     with_absent = coverage_of(store, "alpha zulu")
-    assert with_absent["a"] == pytest.approx(idf(4, 2) / (idf(4, 2) + idf(4, 0)))
+    assert with_absent["a"] == pytest.approx(idf(2) / (idf(2) + idf(0)))
     assert with_absent["a"] < 0.5
 
 

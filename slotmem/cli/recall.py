@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from ..search.fusion import EXPLAIN_COLUMNS as HYBRID_COLUMNS
+from ..agents.context import CANDIDATES, DEFAULT_BUDGET_TOKENS
 from ..search.lexical import EXPLAIN_COLUMNS
 from .app import cli, database_option, open_store
-from .output import emit, format_options
+from .output import emit, format_options, table
 
 
 @cli.command()
@@ -49,21 +52,91 @@ def search(text, slots, limit, min_score, explain, no_track, lexical, fmt, datab
 
 @cli.command()
 @click.argument("message")
-@click.option("-s", "--slot", "slots", multiple=True, help="Slots to ask, in order")
-@click.option("-n", "--limit", type=int, default=10, show_default=True, help="Facts per slot")
-@click.option("--budget", type=int, default=1500, show_default=True, help="Characters per slot")
+@click.option("-s", "--slot", "slots", multiple=True, help="Slots to ask, in priority order")
+@click.option(
+    "--budget",
+    type=click.IntRange(min=0),
+    default=DEFAULT_BUDGET_TOKENS,
+    show_default=True,
+    help="Tokens (estimated) for the whole context",
+)
+@click.option(
+    "--pinned-budget",
+    type=click.IntRange(min=0),
+    help="Tokens for pinned facts  [default: half the budget]",
+)
+@click.option(
+    "--min-relevance",
+    type=click.FloatRange(0, 1),
+    help="Leave out facts less likely than this to be relevant  [default: each slot's floor]",
+)
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=1),
+    default=CANDIDATES,
+    show_default=True,
+    help="Hits asked of each slot",
+)
+@click.option(
+    "--dates/--no-dates",
+    default=None,
+    help="Show when each fact was last updated  [default: where it speaks of time]",
+)
+@click.option("--lexical", is_flag=True, help="Full-text leg only, even when semantic is on")
 @click.option("--no-track", is_flag=True, help="Do not count this as an access")
+@click.option("--explain", is_flag=True, help="Also list every fact in and out, with why")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Output sections, facts, relevance and what was cut as JSON",
+)
 @database_option
-def context(message, slots, limit, budget, no_track, database):
-    """Print the markdown an agent's prompt would get for MESSAGE."""
-    from ..agents.context import build_context
+def context(
+    message,
+    slots,
+    budget,
+    pinned_budget,
+    min_relevance,
+    limit,
+    dates,
+    lexical,
+    no_track,
+    explain,
+    as_json,
+    database,
+):
+    """Print the markdown an agent's prompt would get for MESSAGE.
 
-    text = build_context(
+    Pinned facts first, then the facts relevant enough to the message, within one budget.
+
+    \b
+    slotmem context "Can we deploy on Friday?" --explain
+    """
+    from ..agents import context as builder
+
+    built = builder.build(
         open_store(database),
         message,
-        slots or ("user", "project", "agent"),
-        limit=limit,
-        budget_chars=budget,
+        slots or builder.DEFAULT_SLOTS,
+        budget_tokens=budget,
+        pinned_tokens=pinned_budget,
+        min_relevance=min_relevance,
+        candidates=limit,
+        dates=dates,
+        semantic=not lexical,
         track_access=not no_track,
+        explain=explain or as_json,
     )
-    click.echo(text or "(no relevant facts)")
+    if as_json:
+        click.echo(json.dumps(built.to_dict(), indent=2, ensure_ascii=False))
+        return
+    click.echo(built.text or "(no relevant facts)")
+    if explain:
+        rows = [
+            {**item.to_dict(), "reason": "pinned" if item.pinned else "relevant"}
+            for item in built.facts()
+        ] + [item.to_dict() for item in built.cut]
+        click.echo(f"\n{built.tokens} of {budget} tokens (estimated)\n")
+        click.echo(table(rows, ["slot", "key", "relevance", "tokens", "reason"]))

@@ -19,7 +19,7 @@
 Each term is one arm of a UNION ALL (FTS5 scores it with ``rank MATCH 'bm25(2.0, 1.0)'``); the
 arms' parts are summed per fact, the fact row is joined once, and ``ORDER BY score LIMIT n``.
 Each row also carries ``mass``, the Σ idf(t)^1.5 of the terms it matched: its share of the
-query's mass is the coverage that ``relevance.py`` reads.
+query's mass is the coverage that ``relevance.py`` reads (and ``fusion.py``).
 """
 
 from __future__ import annotations
@@ -93,8 +93,9 @@ class Ranking:
     ) -> str:
         """One term's rows: (seq, arm number, FTS5 bm25 or NULL, the term's part, its idf)."""
         params[f"q{i}"], params[f"c{i}"] = arm.match, self.coordination
-        params[f"w{i}"] = self.idf(facts, arm.df)
+        params[f"v{i}"] = relevance.weight(self, facts, arm.df)
         if arm.table == CJK or not tf:  # binary: the term is there or not
+            params[f"w{i}"] = self.idf(facts, arm.df)
             raw, score, rank = "NULL", f":w{i} + :c{i}", ""
         else:  # bm25 with FTS5's idf swapped for ours; the slot tag column weighs nothing
             params[f"m{i}"] = self.idf(facts, arm.df) / fts5_idf(facts, arm.df)
@@ -104,7 +105,7 @@ class Ranking:
                 f"-t.rank * :m{i} + :c{i}",
                 f" AND t.rank MATCH 'bm25({weights})'",
             )
-        select = f"SELECT t.rowid, {i}, {raw}, {score}, :w{i} FROM {arm.table} t"
+        select = f"SELECT t.rowid, {i}, {raw}, {score}, :v{i} FROM {arm.table} t"
         where = f" WHERE t.{arm.table} MATCH :q{i}{rank}"
         if slots and arm.cap is not None and arm.table == WORDS:  # FTS5 skips to the slots' own
             params[f"q{i}"] = f"({arm.match}) AND ({' OR '.join(map(slot_tag, slots))})"

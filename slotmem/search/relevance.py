@@ -7,7 +7,10 @@ to the query, from measures of the match that do not depend on the other facts (
 it holds in a slot of three facts as in one of 100,000):
 
 - coverage   = the share of the query's idf mass the fact matches (lexical.py's idf^1.5; a word
-               no fact holds counts at df = 0, one dropped as too common counts 0);
+               no fact holds counts at df = 0, one dropped as too common counts 0). In a file
+               of fewer than ``MIN_FACTS`` facts, idf is taken as if it held that many: document
+               frequencies over a handful of facts say little about how specific a word is, and
+               in a file of one fact a matched word would weigh a fifth of a missing one;
 - matched    = how many of the query's terms the fact holds, counted up to 3 (one word in
                common is weak evidence however rare the word is: "continue", "cheers");
 - similarity = max(0, cosine) of the query's and the fact's embeddings (hybrid search only).
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
 LEXICAL = (-7.627, 4.004, 1.372, 0.0)
 HYBRID = (-9.746, 3.242, 0.121, 8.692)
 MATCHED_CAP = 3
+MIN_FACTS = 100  # below this many facts, coverage reads idf as if there were this many
 # The floor a context and the agent tools apply unless a slot's policy or the call says
 # otherwise (chosen by the same script, leaving one conversation out).
 DEFAULT_FLOOR = 0.007
@@ -83,8 +87,13 @@ def query_mass(plan: Plan | None, terms: Terms, ranking: Ranking) -> float:
     if plan is None:
         return 0.0
     absent = len(terms.words) + len(terms.grams) - len(plan.arms) - len(plan.dropped)
-    found = sum(ranking.idf(plan.facts, arm.df) for arm in plan.arms)
-    return found + max(0, absent) * ranking.idf(plan.facts, 0)
+    found = sum(weight(ranking, plan.facts, arm.df) for arm in plan.arms)
+    return found + max(0, absent) * weight(ranking, plan.facts, 0)
+
+
+def weight(ranking: Ranking, facts: int, df: int) -> float:
+    """A term's share of a query's idf mass (lexical.py's idf^1.5, over at least MIN_FACTS)."""
+    return ranking.idf(max(facts, MIN_FACTS), df)
 
 
 def coverage(mass: float | None, total: float) -> float:
