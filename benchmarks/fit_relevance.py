@@ -171,7 +171,10 @@ def folds(memories, rows) -> dict[str, tuple[Calibration, float]]:
         rest = [r for r in rows if r.conversation != memory.sample_id]
         others = [m for m in memories if m.sample_id != memory.sample_id]
         calibration = fit(rest)
-        fitted[memory.sample_id] = (calibration, choose_floor(calibration, rest, answerable(others)))
+        fitted[memory.sample_id] = (
+            calibration,
+            choose_floor(calibration, rest, answerable(others)),
+        )
     return fitted
 
 
@@ -186,8 +189,12 @@ def main(argv=None) -> None:
     calibration = fit(rows)
     floor = choose_floor(calibration, rows, answerable(memories))
     print(f"All five conversations ({len(rows)} candidates, {time.perf_counter() - start:.0f} s):")
-    print(f"LEXICAL = {calibration.lexical}\nHYBRID = {calibration.hybrid}\nDEFAULT_FLOOR = {floor}\n")
-    print("| held out | mode | a, b, c, d | floor | log-loss | answers kept | per question | off-topic |")
+    print(
+        f"LEXICAL = {calibration.lexical}\nHYBRID = {calibration.hybrid}\nDEFAULT_FLOOR = {floor}\n"
+    )
+    print(
+        "| held out | mode | a, b, c, d | floor | log-loss | answers kept | per question | off-topic |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     totals: dict[str, list[float]] = {mode: [0.0] * 5 for mode in MODES}
     for name, (fold, fold_floor) in folds(memories, rows).items():
@@ -197,7 +204,9 @@ def main(argv=None) -> None:
             asked = [r for r in part if r.category > 0]
             likely = relevance(fold, asked)
             y = np.array([r.relevant for r in asked], dtype=float)
-            loss = float(-np.mean(y * np.log(likely + 1e-12) + (1 - y) * np.log(1 - likely + 1e-12)))
+            loss = float(
+                -np.mean(y * np.log(likely + 1e-12) + (1 - y) * np.log(1 - likely + 1e-12))
+            )
             kept = answers_kept(asked, likely, fold_floor, answerable(held))
             questions = [r for r in asked if r.category == 4]
             per_question = sum(relevance(fold, questions) >= fold_floor) / max(

@@ -470,10 +470,10 @@ class Store:
         return saved
 
     @_translated
-    def min_relevance(self, slot: str) -> float:
+    def min_relevance(self, slot: str | None = None) -> float:
         """The floor of what reaches a prompt from ``slot``: its policy's, else the default
-        (slotmem.search.relevance.DEFAULT_FLOOR)."""
-        policy = self.policy(slot)
+        (slotmem.search.relevance.DEFAULT_FLOOR, which no slot gives)."""
+        policy = None if slot is None else self.policy(slot)
         if policy is None or policy.min_relevance is None:
             return DEFAULT_FLOOR
         return policy.min_relevance

@@ -136,9 +136,7 @@ class Context:
         }
 
 
-def build_context(
-    store, message: str, slots: Iterable[str] = DEFAULT_SLOTS, **options
-) -> str:
+def build_context(store, message: str, slots: Iterable[str] = DEFAULT_SLOTS, **options) -> str:
     """The markdown an agent's prompt gets for ``message`` ('' when nothing is relevant and
     nothing is pinned): see ``build`` for the options."""
     return build(store, message, slots, **options).text

@@ -35,10 +35,14 @@ class Slotmem(llm.Toolbox):
             self._memory = Store(self.database, create=True)  # an agent's memory starts empty
         return self._memory
 
-    def recall(self, query: str, slot: str = "", limit: int = 10) -> str:
-        """Search memory for facts relevant to the query, best first, as JSON.
-        slot: user, project, agent or another slot name; empty searches every slot."""
-        return json.dumps(tools.recall(self._store(), query, slot, limit), ensure_ascii=False)
+    def recall(
+        self, query: str, slot: str = "", limit: int = 10, min_relevance: float | None = None
+    ) -> str:
+        """Search memory for facts relevant to the query, best first, as JSON (an empty list
+        when nothing remembered is). slot: user, project, agent or another slot name; empty
+        searches every slot. min_relevance: 0 to 1 (default: each slot's floor)."""
+        found = tools.recall(self._store(), query, slot, limit, min_relevance)
+        return json.dumps(found, ensure_ascii=False)
 
     def remember(self, slot: str, key: str, value: str, confidence: float = 0.8) -> str:
         """Store a durable fact under slot/key (user: about the user; project: decisions and

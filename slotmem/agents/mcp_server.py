@@ -7,6 +7,7 @@ import functools
 
 from ..errors import SlotmemError
 from . import tools
+from .context import DEFAULT_BUDGET_TOKENS, build_context
 
 SOURCE = "mcp"
 
@@ -41,9 +42,13 @@ def build_server(store):
 
     @server.tool()
     @_as_tool_errors
-    def recall(query: str, slot: str = "", limit: int = 10) -> list[dict]:
-        """Facts relevant to the query, best first. slot: user, project, agent, or empty for all."""
-        return tools.recall(store, query, slot, limit)
+    def recall(
+        query: str, slot: str = "", limit: int = 10, min_relevance: float | None = None
+    ) -> list[dict]:
+        """Facts relevant to the query, best first (empty when nothing remembered is).
+        slot: user, project, agent, or empty for all. min_relevance: 0 to 1, the least
+        likelihood of being relevant a fact needs (default: each slot's floor)."""
+        return tools.recall(store, query, slot, limit, min_relevance)
 
     @server.tool()
     @_as_tool_errors
@@ -59,10 +64,9 @@ def build_server(store):
 
     @server.tool()
     @_as_tool_errors
-    def context(message: str) -> str:
-        """The markdown memory sections an agent's prompt would get for this message."""
-        from .context import build_context
-
-        return build_context(store, message) or "(no relevant facts)"
+    def context(message: str, budget_tokens: int = DEFAULT_BUDGET_TOKENS) -> str:
+        """The markdown memory sections an agent's prompt would get for this message: pinned
+        facts, then the relevant ones, within budget_tokens (estimated)."""
+        return build_context(store, message, budget_tokens=budget_tokens) or "(no relevant facts)"
 
     return server

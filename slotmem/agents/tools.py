@@ -6,16 +6,42 @@ from ..errors import InvalidInput
 from ..safety import injection_reason, secret_reason
 
 
-def recall(store, query: str, slot: str = "", limit: int = 10) -> list[dict]:
-    hits = store.query_facts(query, slots=[slot] if slot else None, limit=limit)
+def recall(
+    store, query: str, slot: str = "", limit: int = 10, min_relevance: float | None = None
+) -> list[dict]:
+    """The facts relevant to ``query``, best first: hits below the floor stay out (the call's
+    ``min_relevance``, else each slot's, else the default), so a query about nothing
+    remembered gets an empty list, not the nearest facts."""
+    if min_relevance is not None:
+        floors: dict[str, float] = {}
+        lowest = min_relevance
+    elif slot:
+        floors, lowest = {}, store.min_relevance(slot)
+    else:  # every slot, each with its own floor: ask with the lowest, then apply each
+        floors = {p.slot: store.min_relevance(p.slot) for p in store.policies()}
+        lowest = min([store.min_relevance(), *floors.values()])
+    with store.tracking() as track:
+        hits = store.query_facts(
+            query,
+            slots=[slot] if slot else None,
+            limit=limit if not floors else 3 * limit,
+            min_relevance=lowest,
+            track_access=False,
+        )
+        default = store.min_relevance() if min_relevance is None else min_relevance
+        hits = [h for h in hits if h.relevance >= floors.get(h.fact.slot, default)][:limit]
+        present = track([h.fact.id for h in hits])
     return [
         {
             "slot": h.fact.slot,
             "key": h.fact.key,
             "value": h.fact.value,
             "confidence": h.fact.confidence,
+            "relevance": round(h.relevance, 4),
+            "pinned": h.fact.pinned,
         }
         for h in hits
+        if h.fact.id in present
     ]
 
 

@@ -1,4 +1,4 @@
-"""Commands on single facts: remember, get, forget, list, history, rate."""
+"""Commands on single facts: remember, get, forget, list, history, rate, pin, unpin."""
 
 from __future__ import annotations
 
@@ -67,16 +67,18 @@ def forget(slot, key, database):
 @click.option("-n", "--limit", type=int, default=50, show_default=True, help="0 for all")
 @click.option(
     "--order",
-    type=click.Choice(["accessed", "used", "updated", "created", "key"]),
+    type=click.Choice(["accessed", "used", "updated", "created", "key", "pinned"]),
     default="accessed",
     show_default=True,
 )
+@click.option("--pinned", is_flag=True, help="Only pinned facts")
 @format_options
 @database_option
-def list_(slot, limit, order, fmt, database):
+def list_(slot, limit, order, pinned, fmt, database):
     """List facts of SLOT (or all slots), most recently accessed first."""
-    facts = open_store(database).list_facts(slot, limit=limit or None, order=order)
-    emit(fact_rows(facts, fmt), fmt, None if fmt else FACT_COLUMNS)
+    facts = open_store(database).list_facts(slot, limit=limit or None, order=order, pinned=pinned)
+    columns = FACT_COLUMNS + ["pinned_at"] if pinned else FACT_COLUMNS
+    emit(fact_rows(facts, fmt), fmt, None if fmt else columns)
 
 
 @cli.command()
@@ -104,3 +106,35 @@ def rate(slot, key, rating, comment, database):
     """Rate SLOT/KEY from -3 to 3; quality feedback scales its search score."""
     fact = open_store(database).rate(slot, key, rating, comment)
     click.echo(f"rated {slot}/{key}: quality is now {fact.quality}")
+
+
+@cli.command()
+@click.argument("fact", metavar="SLOT/KEY")
+@database_option
+def pin(fact, database):
+    """Pin SLOT/KEY: it is in every context of its slot, first, and never pruned.
+
+    \b
+    slotmem pin user/name
+    slotmem pin project/rule.main-branch
+    """
+    slot, key = _slot_key(fact)
+    open_store(database).pin(slot, key)
+    click.echo(f"pinned: {slot}/{key}")
+
+
+@cli.command()
+@click.argument("fact", metavar="SLOT/KEY")
+@database_option
+def unpin(fact, database):
+    """Unpin SLOT/KEY: it reaches a context only when relevant, and may be pruned."""
+    slot, key = _slot_key(fact)
+    open_store(database).unpin(slot, key)
+    click.echo(f"unpinned: {slot}/{key}")
+
+
+def _slot_key(fact: str) -> tuple[str, str]:
+    slot, sep, key = fact.partition("/")
+    if not sep or not slot or not key:
+        raise click.UsageError(f"give the fact as SLOT/KEY (for example user/name), not {fact!r}")
+    return slot, key

@@ -82,7 +82,7 @@ def fact_rows(facts, fmt) -> list[dict]:
     rows = [fact.to_dict() for fact in facts]
     if fmt in (None, "table"):
         for row in rows:
-            for name in ("created_at", "updated_at", "last_accessed", "changed_at"):
+            for name in ("created_at", "updated_at", "last_accessed", "changed_at", "pinned_at"):
                 if name in row:
                     row[name] = when(row[name])
     return rows

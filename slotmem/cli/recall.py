@@ -6,8 +6,8 @@ import json
 
 import click
 
-from ..search.fusion import EXPLAIN_COLUMNS as HYBRID_COLUMNS
 from ..agents.context import CANDIDATES, DEFAULT_BUDGET_TOKENS
+from ..search.fusion import EXPLAIN_COLUMNS as HYBRID_COLUMNS
 from ..search.lexical import EXPLAIN_COLUMNS
 from .app import cli, database_option, open_store
 from .output import emit, format_options, table

@@ -41,26 +41,48 @@ def stats(as_json, database):
 @cli.command()
 @click.argument("slot", required=False)
 @click.option("--cap", type=int, help="Most facts to keep")
-@click.option("--min-age-days", type=float, default=30, show_default=True)
-@click.option("--min-access-count", type=int, default=3, show_default=True)
+@click.option(
+    "--min-age-days", type=float, help="Prune only facts untouched this long  [default: 30]"
+)
+@click.option(
+    "--min-access-count", type=int, help="Prune only facts accessed fewer times  [default: 3]"
+)
 @click.option("--description", help="What the slot is for")
+@click.option(
+    "--min-relevance",
+    metavar="P|default",
+    help="The slot's floor for what reaches a prompt, 0 to 1 ('default': slotmem's)",
+)
 @format_options
 @database_option
-def policy(slot, cap, min_age_days, min_access_count, description, fmt, database):
-    """Show retention policies, or set SLOT's with --cap."""
-    store = open_store(database, create=cap is not None)
-    if cap is not None:
+def policy(slot, cap, min_age_days, min_access_count, description, min_relevance, fmt, database):
+    """Show the slots' policies, or set SLOT's (retention and relevance floor)."""
+    settings = (cap, min_age_days, min_access_count, description, min_relevance)
+    setting = any(value is not None for value in settings)
+    store = open_store(database, create=setting)
+    if setting:
         if not slot:
-            raise click.UsageError("--cap needs a SLOT")
-        store.set_policy(
-            slot,
-            cap=cap,
-            min_age_days=min_age_days,
-            min_access_count=min_access_count,
-            description=description,
-        )
+            raise click.UsageError("setting a policy needs a SLOT")
+        old = store.policy(slot)
+        kept = {"cap": None, "min_age_days": 30, "min_access_count": 3}
+        if old is not None:  # what is not given stays as it was
+            kept = {name: getattr(old, name) for name in kept}
+        given = {"cap": cap, "min_age_days": min_age_days, "min_access_count": min_access_count}
+        kept.update((name, value) for name, value in given.items() if value is not None)
+        if kept["cap"] is None:
+            raise click.UsageError(f"{slot} has no policy yet: give it a --cap")
+        store.set_policy(slot, **kept, description=description, min_relevance=_floor(min_relevance))
     policies = [p for p in store.policies() if not slot or p.slot == slot]
     emit([p.to_dict() for p in policies], fmt)
+
+
+def _floor(text: str | None):
+    if text is None or text == "default":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise click.BadParameter(f"a number from 0 to 1, or 'default', not {text!r}") from None
 
 
 @cli.command()

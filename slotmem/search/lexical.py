@@ -25,7 +25,7 @@ query's mass is the coverage that ``relevance.py`` reads (and ``fusion.py``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..records import Fact, Hit
 from . import relevance
@@ -50,7 +50,7 @@ class Ranking:
     half_life_days: float | None = None  # None: no recency factor
     idf_power: float = IDF_POWER
     coordination: float = COORDINATION
-    calibration: Calibration = Calibration()  # the constants of Hit.relevance
+    calibration: Calibration = field(default_factory=Calibration)  # of Hit.relevance
 
     def idf(self, facts: int, df: int) -> float:
         df = min(max(df, 0), facts)  # an index that drifted must not make it negative

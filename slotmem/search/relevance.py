@@ -58,9 +58,7 @@ class Calibration:
     lexical: tuple[float, float, float, float] = LEXICAL
     hybrid: tuple[float, float, float, float] = HYBRID
 
-    def relevance(
-        self, coverage: float, matched: int, similarity: float | None = None
-    ) -> float:
+    def relevance(self, coverage: float, matched: int, similarity: float | None = None) -> float:
         """The relevance of a lexical hit (``similarity`` None) or a hybrid one."""
         a, b, c, d = self.lexical if similarity is None else self.hybrid
         x = a + b * coverage + c * min(matched, MATCHED_CAP) + d * (similarity or 0.0)
@@ -76,9 +74,7 @@ class Calibration:
         if relevance >= 1:
             return "0"
         params.update(ra=a, rb=b, rc=c, rlogit=math.log(relevance / (1 - relevance)) - 1e-9)
-        return (
-            f":ra + :rb * min(1.0, mass / :total) + :rc * min(matched, {MATCHED_CAP}) >= :rlogit"
-        )
+        return f":ra + :rb * min(1.0, mass / :total) + :rc * min(matched, {MATCHED_CAP}) >= :rlogit"
 
 
 def query_mass(plan: Plan | None, terms: Terms, ranking: Ranking) -> float:

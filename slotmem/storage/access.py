@@ -149,9 +149,7 @@ class Accesses:
     def _warn(self, kind: str, reason: str) -> None:
         if kind not in self._warned:
             self._warned.add(kind)
-            log.warning(
-                "access counts not recorded in %s (%s)", self._connections.path, reason
-            )
+            log.warning("access counts not recorded in %s (%s)", self._connections.path, reason)
 
     # -- the queue ----------------------------------------------------------------------------
     def _queue(self, ids: list[str], now: int) -> None:

@@ -1,0 +1,305 @@
+"""What reaches the prompt: the context builder on LoCoMo, lexical and hybrid side by side.
+
+    python benchmarks/context.py                   # pip install 'slotmem[semantic]'; about 5 minutes
+    python benchmarks/context.py --parts quality   # quality, retrieval, tracking, cold (any of them)
+
+On LoCoMo's development observations (benchmarks/observations.py: a file per conversation, a
+slot per person, facts written at their session's time), four tables:
+
+- **quality**: ``build(store, message, the conversation's slots)`` at its defaults, lexical
+  (``semantic=False``) and hybrid. *off-topic*: mean facts per message of
+  benchmarks/data/offtopic.json (52 messages, never fitted on) asked of each conversation's
+  memory. *on-topic*: the share of category-4 questions whose context holds a fact citing one of
+  the question's evidence turns, over the questions some observation answers (and over all).
+  *tokens*: median and p95 of the estimated tokens of those questions' contexts. Rows: the
+  context as it was before (10 hits per slot, no floor, 1,500 characters per slot), with the
+  shipped constants (fitted on these conversations), and held out (each conversation's contexts
+  built with the constants and floor benchmarks/fit_relevance.py fits on the other four).
+- **retrieval**: ``query_facts(question, limit=10)`` over all slots, categories 1-4: R@10 (the
+  share of a question's evidence turns cited by the top 10 facts) and MRR (1 / rank of the first
+  fact citing one), beside benchmarks/locomo.py's turn-level figures (a fact per dialog turn).
+- **tracking**: a file of all five conversations' observations, 4 writer processes upserting
+  into it without pause; the main process asks questions with access tracking on and off in
+  turn: p50 / p95 / p99 milliseconds of each, and whether every access reached the file.
+- **cold**: the wall time of a fresh ``slotmem context MESSAGE`` process on a lexical file (and a
+  hybrid one: the model loads), beside ``python -c pass`` and Python running one raw FTS5 query.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import fit_relevance
+import locomo
+import observations
+
+from slotmem import Ranking, Store
+from slotmem.agents import context
+from slotmem.agents.context import estimate_tokens
+
+PARTS = ("quality", "retrieval", "tracking", "cold")
+KEY = re.compile(r"^- \*\*(.+?)\*\*", re.MULTILINE)
+
+
+# -- quality ----------------------------------------------------------------------------------
+@dataclass
+class Tally:
+    offtopic: list[int] = field(default_factory=list)
+    answered: list[bool] = field(default_factory=list)  # answerable category-4 questions
+    answered_all: list[bool] = field(default_factory=list)  # every category-4 question
+    tokens: list[int] = field(default_factory=list)
+    facts: list[int] = field(default_factory=list)
+
+    def row(self, name: str) -> str:
+        tokens = sorted(self.tokens)
+        p95 = tokens[max(0, int(len(tokens) * 0.95) - 1)]
+        return (
+            f"| {name} | {statistics.mean(self.offtopic):.2f} | {statistics.mean(self.answered):.3f} "
+            f"| {statistics.mean(self.answered_all):.3f} | {statistics.median(tokens):.0f} / {p95} "
+            f"| {statistics.mean(self.facts):.1f} |"
+        )
+
+
+def before(store: Store, message: str, slots: list[str], semantic: bool) -> tuple[list[str], int]:
+    """The context as slotmem built it before: 10 hits per slot, 1,500 characters per slot."""
+    keys, sections = [], []
+    for slot in slots:
+        lines, used = [], 0
+        for hit in store.query_facts(
+            message, slots=[slot], limit=10, track_access=False, semantic=semantic
+        ):
+            bullet = f"- **{hit.fact.key}**: {' '.join(hit.fact.value.split())}"
+            if used + len(bullet) > 1500 and lines:
+                break
+            lines.append(bullet)
+            keys.append(hit.fact.key)
+            used += len(bullet) + 1
+        if lines:
+            sections.append(f"## {slot.capitalize()}\n" + "\n".join(lines))
+    return keys, estimate_tokens("\n\n".join(sections))
+
+
+def tally(store, memory, offtopic, mode: str, tallied: Tally, floor=None, old=False) -> None:
+    semantic = mode == "hybrid"
+
+    def ask(message: str) -> tuple[list[str], int]:
+        if old:
+            return before(store, message, memory.slots, semantic)
+        built = context.build(
+            store,
+            message,
+            memory.slots,
+            min_relevance=floor,
+            semantic=semantic,
+            track_access=False,
+        )
+        return [item.key for item in built.facts()], built.tokens
+
+    for message in offtopic:
+        tallied.offtopic.append(len(ask(message)[0]))
+    for question in memory.questions:
+        if question.category != 4:
+            continue
+        keys, tokens = ask(question.text)
+        found = memory.relevant(keys, question)
+        tallied.answered_all.append(found)
+        if memory.answerable(question):
+            tallied.answered.append(found)
+        tallied.tokens.append(tokens)
+        tallied.facts.append(len(keys))
+
+
+def quality(memories, directory: Path) -> None:
+    offtopic = observations.offtopic()
+    rows = []
+    for memory in memories:
+        with observations.build(memory, directory / f"{memory.sample_id}.db", embed=True) as store:
+            rows += fit_relevance.candidates(store, memory, offtopic)
+    held_out = fit_relevance.folds(memories, rows)
+    names = ("before", "shipped", "held out")
+    results = {mode: {name: Tally() for name in names} for mode in fit_relevance.MODES}
+    for memory in memories:
+        path = directory / f"{memory.sample_id}.db"
+        calibration, floor = held_out[memory.sample_id]
+        with Store(path) as store:
+            for mode in fit_relevance.MODES:
+                tally(store, memory, offtopic, mode, results[mode]["before"], old=True)
+                tally(store, memory, offtopic, mode, results[mode]["shipped"])
+        with Store(path, ranking=Ranking(calibration=calibration)) as store:
+            for mode in fit_relevance.MODES:
+                tally(store, memory, offtopic, mode, results[mode]["held out"], floor=floor)
+    print(
+        "| context | off-topic facts per message | on-topic (answerable) | on-topic (all) "
+        "| tokens median / p95 | facts per question |"
+    )
+    print("|---|---|---|---|---|---|")
+    for mode in fit_relevance.MODES:
+        for name, tallied in results[mode].items():
+            print(tallied.row(f"{mode}, {name}"))
+    answerable = sum(
+        1 for m in memories for q in m.questions if q.category == 4 and m.answerable(q)
+    )
+    total = sum(1 for m in memories for q in m.questions if q.category == 4)
+    print(
+        f"\n{answerable} of {total} category-4 questions have an observation citing their evidence;"
+        f" {len(offtopic)} off-topic messages x {len(memories)} memories"
+    )
+
+
+# -- retrieval --------------------------------------------------------------------------------
+def retrieval(memories, directory: Path) -> None:
+    print("| retrieval | mode | R@10 | MRR |\n|---|---|---|---|")
+    for mode in fit_relevance.MODES:
+        recall, rr, n = 0.0, 0.0, 0
+        for memory in memories:
+            path = directory / f"{memory.sample_id}.db"
+            with (
+                Store(path)
+                if path.exists()
+                else observations.build(memory, path, embed=True) as store
+            ):
+                turns = memory.turns()
+                for question in memory.questions:
+                    hits = store.query_facts(
+                        question.text, limit=10, track_access=False, semantic=mode == "hybrid"
+                    )
+                    cited = [turns[hit.fact.key] & question.gold for hit in hits]
+                    recall += len(set().union(*cited)) / len(question.gold)
+                    rank = next((i for i, c in enumerate(cited, 1) if c), None)
+                    rr += 1 / rank if rank else 0.0
+                    n += 1
+        print(f"| observations, a fact each | {mode} | {recall / n:.3f} | {rr / n:.3f} |")
+    conversations = locomo.load(observations.DEFAULT_PATH)
+    legs = {"lexical": locomo.lexical, "hybrid": locomo.hybrid}
+    for mode, totals in locomo.evaluate_many(conversations, legs, embed=True).items():
+        n = sum(row[4] for row in totals.values())
+        r10, mrr = (sum(row[i] for row in totals.values()) / n for i in (2, 3))
+        print(f"| dialog turns, a fact each (locomo.py) | {mode} | {r10:.3f} | {mrr:.3f} |")
+
+
+# -- tracking under writers -------------------------------------------------------------------
+def _writer(path: str, number: int, stop) -> None:
+    with Store(path) as store:
+        i = 0
+        while not stop.is_set():
+            store.upsert("noise", f"w{number}.{i % 500}", f"writer {number} wrote line {i}")
+            i += 1
+
+
+def tracking(memories, directory: Path, questions: int = 300, writers: int = 4) -> None:
+    path = directory / "tracking.db"
+    with Store(path) as store:
+        for memory in memories:
+            store.upsert_many(
+                {"slot": f.slot, "key": f"{memory.sample_id}.{f.key}", "value": f.value}
+                for f in memory.facts
+            )
+    texts = [q.text for m in memories for q in m.questions][:questions]
+    ctx = multiprocessing.get_context("spawn")
+    stop = ctx.Event()
+    procs = [ctx.Process(target=_writer, args=(str(path), n, stop)) for n in range(writers)]
+    for proc in procs:
+        proc.start()
+    time.sleep(2)  # the writers are running
+    timings: dict[bool, list[float]] = {True: [], False: []}
+    returned = 0
+    with Store(path) as store:
+        before_total = store.conn.execute("SELECT sum(access_count) FROM memory_facts").fetchone()[
+            0
+        ]
+        for i, text in enumerate(texts * 2):
+            track = i % 2 == 0  # in turn: neither side gets the quieter moments
+            start = time.perf_counter()
+            hits = store.query_facts(text, track_access=track, semantic=False)
+            timings[track].append(time.perf_counter() - start)
+            returned += len(hits) if track else 0
+        stop.set()
+        for proc in procs:
+            proc.join()
+        store.flush_accesses()
+        after_total = store.conn.execute("SELECT sum(access_count) FROM memory_facts").fetchone()[0]
+    print(f"| {writers} writers | p50 | p95 | p99 |\n|---|---|---|---|")
+    p99 = {}
+    for track, values in timings.items():
+        values = sorted(v * 1000 for v in values)
+        cut = [values[min(len(values) - 1, int(len(values) * q))] for q in (0.5, 0.95, 0.99)]
+        p99[track] = cut[2]
+        print(
+            f"| tracking {'on' if track else 'off'} | " + " | ".join(f"{c:.1f}" for c in cut) + " |"
+        )
+    print(
+        f"\np99 with tracking / without: {p99[True] / p99[False]:.2f}; accesses returned "
+        f"{returned}, recorded {after_total - before_total}"
+    )
+
+
+# -- cold start -------------------------------------------------------------------------------
+RAW = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1])
+rows = conn.execute("SELECT key, value FROM memory_facts_fts f JOIN memory_facts m ON m.seq = f.rowid "
+                    "WHERE memory_facts_fts MATCH ? ORDER BY bm25(memory_facts_fts) LIMIT 10",
+                    ('"charity" OR "race"',)).fetchall()
+print("\\n".join(f"- **{k}**: {v}" for k, v in rows))
+"""
+
+
+def cold(memories, directory: Path, runs: int = 15) -> None:
+    memory = memories[0]
+    lexical = directory / "cold-lexical.db"
+    observations.build(memory, lexical).close()
+    hybrid = directory / "cold-hybrid.db"
+    observations.build(memory, hybrid, embed=True).close()
+    slotmem = shutil.which("slotmem", path=str(Path(sys.executable).parent)) or "slotmem"
+    message = "What did the charity race raise awareness for?"
+    commands = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "python + one raw FTS5 query": [sys.executable, "-c", RAW, str(lexical)],
+        "slotmem context (lexical file)": [slotmem, "context", message, "-d", str(lexical)],
+        "slotmem context (hybrid file)": [slotmem, "context", message, "-d", str(hybrid)],
+    }
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    for _ in range(runs):  # in turn, so that the machine's moods fall on all of them
+        for name, command in commands.items():
+            start = time.perf_counter()
+            subprocess.run(command, check=True, capture_output=True, env=env)
+            times[name].append((time.perf_counter() - start) * 1000)
+    print("| cold start | median ms | p90 ms |\n|---|---|---|")
+    for name, values in times.items():
+        values.sort()
+        print(
+            f"| {name} | {statistics.median(values):.0f} | {values[int(len(values) * 0.9) - 1]:.0f} |"
+        )
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("path", nargs="?", type=Path, default=observations.DEFAULT_PATH)
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"any of {', '.join(PARTS)}")
+    args = parser.parse_args(argv)
+    memories = observations.load(args.path)
+    with tempfile.TemporaryDirectory() as tmp:
+        for part in args.parts.split(","):
+            start = time.perf_counter()
+            print(f"\n## {part}\n")
+            globals()[part](memories, Path(tmp))
+            print(f"\n({time.perf_counter() - start:.0f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
