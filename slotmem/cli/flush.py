@@ -11,8 +11,7 @@ from pathlib import Path
 import click
 
 from ..errors import SlotmemError
-from ..ingest.flusher import DEFAULT_CHUNK_CHARS, DEFAULT_SLOTS
-from ..ingest.policy import DEFAULT_MIN_CONFIDENCE
+from ..ingest.defaults import DEFAULT_CHUNK_CHARS, DEFAULT_MIN_CONFIDENCE, DEFAULT_SLOTS
 from ..ingest.report import FlushReport
 from .app import cli, database_option
 

@@ -16,6 +16,7 @@ import sys
 from ..errors import InvalidInput
 from ..safety import one_line
 from ..validation import slot as check_slot
+from .defaults import DEFAULT_CHUNK_CHARS, DEFAULT_SLOTS
 from .model import ask, resolve
 from .policy import DEFAULT_MIN_CONFIDENCE, VALUE_MAX_CHARS, Policy, restates
 from .prompt import DEFAULT_FACTS_BUDGET, PROMPT_VERSION, build_prompt, describe
@@ -23,8 +24,6 @@ from .reply import parse_reply
 from .report import FlushItem, FlushReport
 from .transcripts import Transcript, parse
 
-DEFAULT_SLOTS = ("user", "project", "agent")
-DEFAULT_CHUNK_CHARS = 12_000
 KNOWN_FACTS = 100  # facts per slot offered to the prompt (it keeps what fits its budget)
 
 

@@ -8,10 +8,10 @@ import unicodedata
 from pydantic import ValidationError
 
 from ..safety import injection_reason, one_line, redact, secret_reason
+from .defaults import DEFAULT_MIN_CONFIDENCE
 from .reply import ProposedFact
 from .report import FlushItem
 
-DEFAULT_MIN_CONFIDENCE = 0.4
 KEY_MAX_CHARS = 100
 VALUE_MAX_CHARS = 500
 

@@ -272,7 +272,10 @@ class Connections:
     ``readonly`` opens every connection read-only; one whose directory this process cannot
     write (no -wal or -shm can be made there) falls back to SQLite's immutable mode. ``check``
     is called with each new connection and the path before any pragma runs: the Store refuses
-    files that are not its own there, before anything is written to them."""
+    files that are not its own there, before anything is written to them.
+
+    sqlite-vec is loaded once something asks for it (``vec_error``: the semantic leg), then
+    into every connection: importing it costs more than a lexical search (it imports numpy)."""
 
     def __init__(
         self,
@@ -290,16 +293,19 @@ class Connections:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._all: list = []
+        self._vec_wanted = False
 
     def get(self):
         local = self._local
         if getattr(local, "conn", None) is None or local.pid != os.getpid():
             local.conn = self._open()
             local.conn.row_factory = driver.Row
-            local.vec_error = load_sqlite_vec(local.conn)
+            local.vec_loaded, local.vec_error = False, None
             local.pid = os.getpid()
             with self._lock:
                 self._all.append((local.pid, local.conn))
+        if self._vec_wanted and not local.vec_loaded:
+            local.vec_loaded, local.vec_error = True, load_sqlite_vec(local.conn)
         return local.conn
 
     def _open(self):
@@ -326,6 +332,7 @@ class Connections:
 
     def vec_error(self) -> str | None:
         """Why this thread's connection has no sqlite-vec (None: it has)."""
+        self._vec_wanted = True
         self.get()
         return self._local.vec_error
 

@@ -1,6 +1,8 @@
 """Schema migrations: the numbered files of the top-level ``migrations/`` folder (shipped inside
 the wheel as ``slotmem/migrations``), registered into one sqlite-utils ``Migrations`` set and
 applied when a file is opened, each in its own ``BEGIN IMMEDIATE`` transaction, recorded by name.
+A file that has them all is read with one query, without importing sqlite-utils (a command
+started for every prompt pays for each import).
 """
 
 from __future__ import annotations
@@ -8,15 +10,17 @@ from __future__ import annotations
 import importlib.util
 from functools import lru_cache
 from pathlib import Path
-
-from sqlite_utils import Database
-from sqlite_utils.migrations import Migrations
+from typing import TYPE_CHECKING
 
 from ..errors import ForeignDatabase, ReadOnlyDatabase, SchemaTooNew
 from .db import DatabaseError, transaction, translate
 
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+    from sqlite_utils.migrations import Migrations
+
 MIGRATION_SET = "slotmem"
-MIGRATIONS_TABLE = Migrations.migrations_table  # sqlite-utils' record of applied migrations
+MIGRATIONS_TABLE = "_sqlite_migrations"  # sqlite-utils' record of applied migrations
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the slotmem package
 
 
@@ -31,6 +35,8 @@ def migration_files() -> list[Path]:
 
 @lru_cache(maxsize=1)
 def migration_set() -> Migrations:
+    from sqlite_utils.migrations import Migrations
+
     migrations = Migrations(MIGRATION_SET)
     for path in migration_files():
         spec = importlib.util.spec_from_file_location(f"slotmem_migration_{path.stem}", path)
@@ -46,7 +52,17 @@ def migration_names() -> list[str]:
 
 
 def applied_migrations(conn) -> list[str]:
-    return [m.name for m in migration_set().applied(_wrap(conn))]
+    """The names applied to this file, in the order applied."""
+    found = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (MIGRATIONS_TABLE,)
+    ).fetchone()
+    if found is None:
+        return []
+    rows = conn.execute(
+        f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ? ORDER BY rowid",
+        (MIGRATION_SET,),
+    )
+    return [row[0] for row in rows]
 
 
 def check_owner(conn, path) -> None:
@@ -77,23 +93,26 @@ def check_owner(conn, path) -> None:
 def migrate(conn, path="the database", *, readonly: bool = False) -> list[str]:
     """Apply pending migrations, each in its own transaction. Returns the names applied. A
     read-only file must need none."""
-    db = _wrap(conn)
-    migrations = migration_set()
     try:
-        newer = set(applied_migrations(conn)) - set(migration_names())
-        pending = [m.name for m in migrations.pending(db)]
+        applied = set(applied_migrations(conn))
     except DatabaseError as e:
         raise translate(e, path) from e
-    if newer:
+    known = set(migration_names())
+    if applied - known:
         raise SchemaTooNew(
             f"{path} was written by a newer slotmem (unknown migrations: "
-            f"{', '.join(sorted(newer))}); upgrade slotmem with 'pip install -U slotmem'"
+            f"{', '.join(sorted(applied - known))}); upgrade slotmem with 'pip install -U slotmem'"
         )
-    if readonly and pending:
+    pending = sorted(known - applied)  # the names sort in the order they apply
+    if not pending:
+        return []
+    if readonly:
         raise ReadOnlyDatabase(
             f"{path} needs schema changes ({', '.join(pending)}) but is read-only here: "
             "open it once with write access (any slotmem command that writes)"
         )
+    db = _wrap(conn)
+    migrations = migration_set()
     done: list[str] = []
     while pending:
         with transaction(conn, path):  # re-checked under the write lock: another may have won
@@ -109,4 +128,6 @@ def _wrap(conn) -> Database:
     """sqlite-utils over slotmem's own connection (whatever its driver): sqlite-utils' module
     globals are left alone, so other users of sqlite-utils in this process (``llm``'s logs
     database, when slotmem runs as an llm plugin) keep the driver they chose."""
+    from sqlite_utils import Database
+
     return Database(conn, recursive_triggers=False, execute_plugins=False)
