@@ -51,3 +51,34 @@ def test_file_made_by_earlier_migrations_upgrades(db_path):
         store.upsert("user", "drink", "tea, now")  # the old rows' triggers still work
         assert search("咖啡") == [] and search("tea") == ["drink"]
         assert fts_integrity_error(store) is None
+
+
+def test_file_made_before_pins_opens_and_works(db_path):
+    """A file from before 0006_pins_and_floors: its facts and policies work, pins and floors too."""
+    conn = db.connect(db_path)
+    names = migrate.migration_names()
+    migrate.migration_set().apply(
+        Database(conn), stop_before=names[names.index("0006_pins_and_floors") :]
+    )
+    conn.executemany(
+        "INSERT INTO memory_facts (id, slot, key, value, created_at, updated_at, last_accessed) "
+        "VALUES (?, ?, ?, ?, 1, 1, 1)",
+        FACTS,
+    )
+    conn.close()
+    with Store(db_path) as store:
+        assert store.migrated == ["0006_pins_and_floors"]
+        assert store.get("user", "timezone").pinned_at is None
+        assert store.policy("user").min_relevance is None
+        assert [h.fact.key for h in store.query_facts("Stockholm")] == ["timezone"]
+        store.pin("project", "stack")
+        store.set_policy("project", cap=10, min_relevance=0.5)
+        assert store.policy("project").min_relevance == 0.5
+        assert store.list_facts(pinned=True)[0].key == "stack"
+        from slotmem.agents.context import build_context
+
+        assert build_context(store, "nothing at all").startswith(
+            "## What I know about the project\n- **stack**: Python with FastAPI"
+        )
+    with Store(db_path) as again:  # opening it again applies nothing
+        assert again.migrated == [] and "0006_pins_and_floors" in again.stats()["migrations"]

@@ -47,20 +47,18 @@ MIN_SHARE = 0.2  # of what the pinned facts leave, kept for each slot that has r
 EXPLAIN_BELOW = 5  # hits below the floor that an explained context lists, per slot
 
 _MONTHS = "january february march april june july august september october november december"
-# A weekday is a day whose date matters ("on Friday"); weekdays ("on Fridays") recur.
-_TIME_WORDS = (
-    "today tonight tomorrow yesterday recently recent lately soon ago currently nowadays "
-    "upcoming deadline monday tuesday wednesday thursday friday saturday sunday"
-)
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 ABOUT_TIME = re.compile(
-    r"\b(?:"
-    + "|".join([*_MONTHS.split(), *_TIME_WORDS.split()])
-    + r"|(?:next|last|this|coming|past)\s+(?:week|month|year|summer|winter|spring|autumn|fall|"
-    r"weekend|night|morning|evening|season|quarter)"
-    + r"|(?:in|since|until|by|before|after)\s+(?:19|20)\d\d"
-    + r"|may\s+\d"
-    + r")\b"
-    + r"|\b\d{4}-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b",
+    r"\b(?:today|tonight|tomorrow|yesterday|recently|recent|lately|soon|ago|currently|nowadays|"
+    r"upcoming|deadline|"
+    + "|".join(_MONTHS.split())
+    + r"|may\s+\d+"
+    # a day whose date matters ("on Friday"), not one that recurs ("on Fridays", "to Friday")
+    + rf"|(?:on|this|next|last|coming|by|until|since|before|after)\s+(?:{_WEEKDAYS})"
+    r"|(?:next|last|this|coming|past)\s+(?:week|weekend|month|year|summer|winter|spring|autumn|"
+    r"fall|night|morning|evening|season|quarter)"
+    r"|(?:in|since|until|by|before|after)\s+(?:19|20)\d\d"
+    r"|\d{4}-\d\d-\d\d|\d{1,2}/\d{1,2}/\d{2,4})\b",
     re.IGNORECASE,
 )
 

@@ -18,12 +18,17 @@ from .output import emit, format_options, table
 @click.option("-s", "--slot", "slots", multiple=True, help="Only these slots (repeatable)")
 @click.option("-n", "--limit", type=int, default=10, show_default=True)
 @click.option("--min-score", type=float, help="Drop hits scoring below this")
+@click.option(
+    "--min-relevance",
+    type=click.FloatRange(0, 1),
+    help="Drop hits less likely than this to be relevant (0 to 1)",
+)
 @click.option("--explain", is_flag=True, help="Show the parts of each hit's score")
 @click.option("--no-track", is_flag=True, help="Do not count this search as an access")
 @click.option("--lexical", is_flag=True, help="Full-text leg only, even when semantic is on")
 @format_options
 @database_option
-def search(text, slots, limit, min_score, explain, no_track, lexical, fmt, database):
+def search(text, slots, limit, min_score, min_relevance, explain, no_track, lexical, fmt, database):
     """Search facts for TEXT, best first.
 
     \b
@@ -34,6 +39,7 @@ def search(text, slots, limit, min_score, explain, no_track, lexical, fmt, datab
         slots=list(slots) or None,
         limit=limit,
         min_score=min_score,
+        min_relevance=min_relevance,
         track_access=not no_track,
         explain=explain,
         semantic=not lexical,
