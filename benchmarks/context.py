@@ -278,7 +278,7 @@ def tracking(memories, directory: Path, questions: int = 300, writers: int = 4) 
 RAW = """
 import sqlite3, sys
 conn = sqlite3.connect(sys.argv[1])
-rows = conn.execute("SELECT key, value FROM memory_facts_fts f JOIN memory_facts m ON m.seq = f.rowid "
+rows = conn.execute("SELECT m.key, m.value FROM memory_facts_fts f JOIN memory_facts m ON m.seq = f.rowid "
                     "WHERE memory_facts_fts MATCH ? ORDER BY bm25(memory_facts_fts) LIMIT 10",
                     ('"charity" OR "race"',)).fetchall()
 print("\\n".join(f"- **{k}**: {v}" for k, v in rows))

@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import observations
 
+from slotmem.search.query import Query
 from slotmem.search.relevance import MATCHED_CAP, Calibration
 
 PER_SLOT = 30  # the candidates a context asks of each slot (slotmem.agents.context.CANDIDATES)
@@ -54,6 +55,8 @@ class Candidate:
     matched: int
     similarity: float | None
     relevant: bool
+    rank: int = 1  # in its slot's hits
+    terms: int = 1  # the query's terms
 
 
 def candidates(store, memory: observations.Memory, offtopic: list[str]) -> list[Candidate]:
@@ -73,7 +76,8 @@ def candidates(store, memory: observations.Memory, offtopic: list[str]) -> list[
                     track_access=False,
                     semantic=mode == "hybrid",
                 )
-                for hit in hits:
+                terms = Query.parse(text).terms
+                for rank, hit in enumerate(hits, 1):
                     parts = hit.explanation or {}
                     found.append(
                         Candidate(
@@ -85,6 +89,8 @@ def candidates(store, memory: observations.Memory, offtopic: list[str]) -> list[
                             parts.get("matched") or 0,
                             parts.get("similarity") if mode == "hybrid" else None,
                             bool(turns[hit.fact.key] & gold),
+                            rank,
+                            len(terms.words) + len(terms.grams),
                         )
                     )
     return found
@@ -178,9 +184,80 @@ def folds(memories, rows) -> dict[str, tuple[Calibration, float]]:
     return fitted
 
 
+# -- alternatives: other features, the same protocol ---------------------------------------------
+FEATURES = {
+    "coverage": lambda r: r.coverage,
+    "matched": lambda r: min(r.matched, MATCHED_CAP),
+    "similarity": lambda r: r.similarity or 0.0,
+    "query length": lambda r: min(r.terms, 4),
+    "coverage x query length": lambda r: r.coverage * min(r.terms, 4),
+    "log rank": lambda r: float(np.log(r.rank)),
+    "coverage x similarity": lambda r: r.coverage * (r.similarity or 0.0),
+}
+ALTERNATIVES = [
+    ("lexical", ("coverage",)),
+    ("lexical", ("coverage", "matched")),  # shipped
+    ("lexical", ("coverage x query length",)),
+    ("lexical", ("coverage", "matched", "log rank")),
+    ("hybrid", ("similarity",)),
+    ("hybrid", ("coverage", "similarity")),
+    ("hybrid", ("coverage", "matched", "similarity")),  # shipped
+    ("hybrid", ("coverage", "matched", "similarity", "coverage x similarity")),
+    ("hybrid", ("coverage", "matched", "similarity", "log rank")),
+]
+
+
+def alternatives(memories, rows) -> None:
+    """Each feature set fitted and its floor chosen (for its own mode's target) on four
+    conversations, measured on the fifth, pooled over the five."""
+    print("| mode | features | log-loss | answers kept | off-topic candidates per message |")
+    print("|---|---|---|---|---|")
+    for mode, names in ALTERNATIVES:
+        part = [r for r in rows if r.mode == mode]
+        x = np.array([[FEATURES[name](r) for name in names] for r in part])
+        y = np.array([r.relevant for r in part], dtype=float)
+        asked = np.array([r.category > 0 for r in part])
+        losses, kept, off = [], set(), 0
+        for memory in memories:
+            held = np.array([r.conversation == memory.sample_id for r in part])
+            train = asked & ~held
+            w = logistic(x[train], y[train])
+            p = 1 / (1 + np.exp(-(np.column_stack([np.ones(len(x)), x]) @ w)))
+            others = answerable([m for m in memories if m is not memory])
+            floor = FLOORS[0]
+            for candidate in FLOORS:
+                found = {
+                    (r.conversation, r.message)
+                    for r, q, t in zip(part, p, train)
+                    if t and r.relevant and q >= candidate
+                }
+                if len(found & others) / len(others) >= TARGET[mode]:
+                    floor = candidate
+            test = asked & held
+            losses.append(
+                -np.mean(
+                    y[test] * np.log(p[test] + 1e-12) + (1 - y[test]) * np.log(1 - p[test] + 1e-12)
+                )
+            )
+            kept |= {
+                (r.conversation, r.message)
+                for r, q, h in zip(part, p, held)
+                if h and r.relevant and q >= floor
+            }
+            off += sum(1 for r, q, h in zip(part, p, held) if h and r.category == 0 and q >= floor)
+        share = len(kept & answerable(memories)) / len(answerable(memories))
+        per_message = off / (len(observations.offtopic()) * len(memories))
+        print(
+            f"| {mode} | {', '.join(names)} | {np.mean(losses):.4f} | {share:.3f} | {per_message:.2f} |"
+        )
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("path", nargs="?", type=Path, default=observations.DEFAULT_PATH)
+    parser.add_argument(
+        "--alternatives", action="store_true", help="also measure other feature sets the same way"
+    )
     args = parser.parse_args(argv)
     start = time.perf_counter()
     memories = observations.load(args.path)
@@ -226,6 +303,9 @@ def main(argv=None) -> None:
             f"| **mean** | {mode} | | | {loss / n:.4f} | {kept / n:.3f} | {per_question / n:.1f} "
             f"| {off_topic / n:.2f} |"
         )
+    if args.alternatives:
+        print("\nOther features, each with its own floor per mode, held out and pooled:\n")
+        alternatives(memories, rows)
 
 
 if __name__ == "__main__":

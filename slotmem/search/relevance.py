@@ -48,7 +48,7 @@ MATCHED_CAP = 3
 MIN_FACTS = 100  # below this many facts, coverage reads idf as if there were this many
 # The floor a context and the agent tools apply unless a slot's policy or the call says
 # otherwise (chosen by the same script, leaving one conversation out).
-DEFAULT_FLOOR = 0.007
+DEFAULT_FLOOR = 0.006
 
 
 @dataclass(frozen=True)
