@@ -14,13 +14,11 @@ FACTS = [
 ]
 
 
-def make_old_file(path):
-    """The schema as the migrations before 0003 left it, with facts written then."""
+def make_old_file(path, before="0003_search_indexes"):
+    """The schema as the migrations before ``before`` left it, with facts written then."""
     conn = db.connect(path, "rwc")
     names = migrate.migration_names()
-    migrate.migration_set().apply(
-        Database(conn), stop_before=names[names.index("0003_search_indexes") :]
-    )
+    migrate.migration_set().apply(Database(conn), stop_before=names[names.index(before) :])
     conn.executemany(
         "INSERT INTO memory_facts (id, slot, key, value, created_at, updated_at, last_accessed) "
         "VALUES (?, ?, ?, ?, 1, 1, 1)",
@@ -55,17 +53,7 @@ def test_file_made_by_earlier_migrations_upgrades(db_path):
 
 def test_file_made_before_pins_opens_and_works(db_path):
     """A file from before 0006_pins_and_floors: its facts and policies work, pins and floors too."""
-    conn = db.connect(db_path)
-    names = migrate.migration_names()
-    migrate.migration_set().apply(
-        Database(conn), stop_before=names[names.index("0006_pins_and_floors") :]
-    )
-    conn.executemany(
-        "INSERT INTO memory_facts (id, slot, key, value, created_at, updated_at, last_accessed) "
-        "VALUES (?, ?, ?, ?, 1, 1, 1)",
-        FACTS,
-    )
-    conn.close()
+    make_old_file(db_path, before="0006_pins_and_floors")
     with Store(db_path) as store:
         assert store.migrated == ["0006_pins_and_floors"]
         assert store.get("user", "timezone").pinned_at is None
