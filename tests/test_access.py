@@ -170,6 +170,16 @@ def test_a_read_only_connection_still_answers_with_one_warning(old_facts, caplog
     assert len(warnings) == 1 and "readonly" in warnings[0].getMessage()
 
 
+def test_a_file_opened_read_only_answers_with_one_warning(old_facts, db_path, caplog):
+    with Store(db_path, readonly=True) as reader, caplog.at_level(logging.WARNING, "slotmem"):
+        for _ in range(2):
+            assert [h.fact.key for h in reader.query_facts("green tea")] == ["tea"]
+    assert [r.getMessage() for r in caplog.records if WARNING in r.getMessage()] == [
+        f"{WARNING} in {db_path} (the file is open read-only)"
+    ]
+    assert access_count(db_path) == 0
+
+
 def test_a_lock_held_past_the_timeout_loses_the_counts_with_one_warning(
     old_facts, monkeypatch, caplog
 ):
@@ -222,9 +232,9 @@ from slotmem.storage import db
 store = Store(sys.argv[1])
 blocker = db.connect(sys.argv[1])
 blocker.execute("BEGIN IMMEDIATE")  # the search's access must queue: it holds the lock file
+store._accesses._writing.acquire()  # and stays queued
 assert store.query_facts("green tea")
 blocker.execute("COMMIT")
-store._accesses._writing.acquire()  # and stays queued
 print("ready", flush=True)
 time.sleep(60)
 """

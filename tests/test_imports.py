@@ -15,7 +15,7 @@ def test_import_slotmem_needs_nothing_optional():
 def test_a_lexical_context_imports_only_what_it_needs(db_path):
     """An agent's hook runs `slotmem context` for every prompt: no model, no migration tool, no
     flusher, no numpy on that path."""
-    with Store(db_path) as store:
+    with Store(db_path, create=True) as store:
         store.upsert("user", "editor", "Maja uses Neovim")
     unwanted = (*HEAVY, "sqlite_utils", "pydantic", "numpy", "slotmem.ingest.flusher")
     code = (

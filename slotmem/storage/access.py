@@ -57,6 +57,7 @@ class Accesses:
 
     def __init__(self, connections: db.Connections):
         self._connections = connections
+        self._readonly = connections.readonly
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._writing = threading.Lock()  # one batch written at a time
@@ -86,7 +87,9 @@ class Accesses:
         """Open it before reading what will be returned; call what it yields with the ids
         returned and the time: it records one access of each and answers those still in the
         file."""
-        if not enabled:
+        if not enabled or self._readonly:
+            if enabled:
+                self._warn("readonly", "the file is open read-only")
             yield lambda ids, now: set(ids)
             return
         with self._lock:
