@@ -217,7 +217,7 @@ def _old_tracking(store: Store, text: str) -> list:
 
 def tracking(memories, directory: Path, questions: int = 300, writers: int = 4) -> None:
     path = directory / "tracking.db"
-    with Store(path) as store:
+    with Store(path, create=True) as store:
         for memory in memories:
             store.upsert_many(
                 {"slot": f.slot, "key": f"{memory.sample_id}.{f.key}", "value": f.value}

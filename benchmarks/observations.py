@@ -97,7 +97,7 @@ def build(memory: Memory, path: Path, *, embed: bool = False, **options) -> Stor
     """A Store holding the memory's observations, each written at its session's time; the clock
     then stays a day after the last session."""
     clock = Clock()
-    store = Store(path, clock=clock, **options)
+    store = Store(path, create=True, clock=clock, **options)
     by_time: dict[int, list[Observation]] = {}
     for fact in memory.facts:
         by_time.setdefault(fact.at, []).append(fact)

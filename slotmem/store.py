@@ -272,11 +272,13 @@ class Store:
             )
             return Fact.from_row(self._row(slot, key))
 
+    @_translated
     def pin(self, slot: str, key: str) -> Fact:
         """Pin the fact: it is in every context built for its slot, first, whatever the
         message, and prune never removes it. Pinning a pinned fact changes nothing."""
         return self._set_pin(slot, key, True)
 
+    @_translated
     def unpin(self, slot: str, key: str) -> Fact:
         """Undo ``pin``: the fact competes on relevance again and may be pruned."""
         return self._set_pin(slot, key, False)

@@ -131,6 +131,22 @@ def test_a_search_during_a_prune_does_not_return_what_the_prune_removed(
     pruner.close()
 
 
+def test_the_lock_file_is_let_go_once_queued_accesses_are_written(old_facts, db_path, clock):
+    """Even when they are written before the search that queued them is over."""
+    blocker = db.connect(db_path)
+    blocker.execute("BEGIN IMMEDIATE")
+    with old_facts.tracking() as track:
+        tea = old_facts.get("user", "tea")
+        assert track([tea.id]) == {tea.id}  # queued: the lock is busy
+        blocker.execute("COMMIT")
+        old_facts.flush_accesses()
+    blocker.close()
+    with Store(db_path, clock=clock) as pruner:
+        start = time.perf_counter()
+        assert len(pruner.prune_slot("user").removed) == 4
+        assert time.perf_counter() - start < 2  # nothing holds the lock file any more
+
+
 def test_no_count_is_lost_under_concurrent_writers(store, db_path):
     store.upsert_many(
         {"slot": "user", "key": f"k{i}", "value": f"green tea {i}"} for i in range(30)
@@ -183,7 +199,7 @@ def test_a_file_opened_read_only_answers_with_one_warning(old_facts, db_path, ca
 def test_a_lock_held_past_the_timeout_loses_the_counts_with_one_warning(
     old_facts, monkeypatch, caplog
 ):
-    def busy(conn):
+    def busy(conn, path):
         raise StoreBusy("stayed locked")
 
     monkeypatch.setattr(access.db, "transaction", busy)

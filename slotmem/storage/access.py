@@ -70,7 +70,7 @@ class Accesses:
         self._gate = Gate(Path(self._connections.path))
         self._searches = 0  # searches in flight holding the gate shared
         self._pending: dict[str, list[int]] = {}  # fact id -> [accesses, last access]
-        self._queued = 0  # finished searches whose accesses wait in _pending or are being written
+        self._queued = 0  # accesses queued (in _pending or being written), each holding the gate
         self._pruning = False
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -98,17 +98,14 @@ class Accesses:
             shared = not self._pruning and self._gate.share(held)
             if shared:
                 self._searches += 1
-        queued = False
 
         def record(ids: list[str], now: int) -> set[str]:
-            nonlocal queued
             ids = list(dict.fromkeys(ids))
             if not ids:
                 return set()
             present = self._write(ids, now, wait=not shared)
             if present is None:  # the write lock is busy: the gate keeps prunes off meanwhile
                 self._queue(ids, now)
-                queued = True
                 return set(ids)
             return present
 
@@ -118,7 +115,6 @@ class Accesses:
             if shared:
                 with self._lock:
                     self._searches -= 1
-                    self._queued += queued
                     self._settle()
 
     def _write(self, ids: list[str], now: int, *, wait: bool) -> set[str] | None:
@@ -130,7 +126,7 @@ class Accesses:
             if not wait:
                 conn.execute("PRAGMA busy_timeout = 0")
             try:
-                with db.transaction(conn):
+                with db.transaction(conn, self._connections.path):
                     conn.execute(
                         "UPDATE memory_facts SET access_count = access_count + 1, "
                         f"last_accessed = max(last_accessed, ?) WHERE id IN ({marks})",
@@ -157,6 +153,7 @@ class Accesses:
     # -- the queue ----------------------------------------------------------------------------
     def _queue(self, ids: list[str], now: int) -> None:
         with self._lock:
+            self._queued += 1  # with the ids, so that a flush takes both or neither
             for fact_id in ids:
                 entry = self._pending.setdefault(fact_id, [0, now])
                 entry[0] += 1
@@ -194,7 +191,7 @@ class Accesses:
         rows = [(count, last, fact_id) for fact_id, (count, last) in batch.items()]
         for _ in range(RETRIES):
             try:
-                with db.transaction(self._connections.get()) as conn:
+                with db.transaction(self._connections.get(), self._connections.path) as conn:
                     conn.executemany(
                         "UPDATE memory_facts SET access_count = access_count + ?, "
                         "last_accessed = max(last_accessed, ?) WHERE id = ?",
