@@ -17,8 +17,8 @@ with their relevance, and what was left out and why); ``build_context`` returns 
   sections in the slots' order; in each, pinned facts in the order they were pinned, then the
   others by relevance (ties by key). Access tracking does not change what is chosen.
 - **Dates where they matter.** ``dates=None`` (the default) shows the day a fact was last updated
-  (UTC) when its value is about time (``recently``, ``next week``, a weekday, a month, a date);
-  ``True`` for every fact, ``False`` for none: ``- **deadline** (2026-03-02): ...``.
+  (UTC) when its value is about time (``recently``, ``next week``, ``on Friday``, a month, a
+  date); ``True`` for every fact, ``False`` for none: ``- **deadline** (2026-03-02): ...``.
 - **Access counts what reached the prompt**: only the facts in the text count as accessed.
 
 Tokens are estimated, not counted: one per 4 ASCII characters and one per other character
@@ -27,6 +27,7 @@ Tokens are estimated, not counted: one per 4 ASCII characters and one per other 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import math
 import re
@@ -165,16 +166,17 @@ def build(
     ``explain`` also lists the best hits below each floor in ``Context.cut``."""
     slots = list(dict.fromkeys(slots))
     budget = _tokens(budget_tokens, "budget_tokens")
-    pinned_budget = budget // 2 if pinned_tokens is None else _tokens(pinned_tokens, "pinned")
+    pinned_budget = (
+        budget // 2 if pinned_tokens is None else _tokens(pinned_tokens, "pinned_tokens")
+    )
     shares = _shares(min_share, slots)
-    render = _Renderer(dates)
     with store.tracking(enabled=track_access) as track:
         pinned = [
-            render.item(fact, None)
+            _item(fact, None, dates)
             for slot in slots
             for fact in store.list_facts(slot, limit=None, order="pinned", pinned=True)
         ]
-        plan = _Plan(slots, budget)
+        plan = _Plan()
         cut = plan.take(pinned, min(pinned_budget, budget), "over the pinned budget")
         seen = {item.id for item in pinned}
         found: dict[str, list[Item]] = {}
@@ -189,11 +191,11 @@ def build(
                 semantic=semantic,
             )
             found[slot] = sorted(
-                (render.item(hit.fact, hit.relevance) for hit in hits if hit.fact.id not in seen),
+                (_item(hit.fact, hit.relevance, dates) for hit in hits if hit.fact.id not in seen),
                 key=lambda item: (-(item.relevance or 0.0), item.key),
             )
             if explain:
-                cut += _below(store, message, slot, floor, candidates, semantic, render)
+                cut += _below(store, message, slot, floor, candidates, semantic, dates)
         left = budget - plan.used
         for slot in slots:  # each slot's share first, in priority order
             plan.take(found[slot], plan.used + int(shares[slot] * left), None, stop=True)
@@ -223,8 +225,7 @@ def title(slot: str) -> str:
 class _Plan:
     """The facts chosen so far and the tokens they take, headings included."""
 
-    def __init__(self, slots: list[str], budget: int):
-        self.slots, self.budget = slots, budget
+    def __init__(self):
         self.chosen: list[Item] = []
         self.used = 0
         self._headed: set[str] = set()
@@ -248,45 +249,36 @@ class _Plan:
             elif stop:
                 break
             elif reason:
-                cut.append(_replace(item, reason=reason))
+                cut.append(dataclasses.replace(item, reason=reason))
         return cut
 
 
-class _Renderer:
-    def __init__(self, dates: bool | None):
-        self.dates = dates
-
-    def item(self, fact, relevance: float | None) -> Item:
-        value = " ".join(fact.value.split())
-        dated = self.dates if self.dates is not None else about_time(value)
-        when = f" ({_day(fact.updated_at)})" if dated else ""
-        line = f"- **{fact.key}**{when}: {value}"
-        return Item(
-            fact.id,
-            fact.slot,
-            fact.key,
-            fact.value,
-            relevance,
-            fact.pinned,
-            fact.updated_at,
-            line,
-            estimate_tokens(line) + 1,  # and its newline
-        )
+def _item(fact, relevance: float | None, dates: bool | None) -> Item:
+    """The fact as its bullet: ``- **key** (its day, when dated): value``."""
+    value = " ".join(fact.value.split())
+    dated = dates if dates is not None else about_time(value)
+    when = f" ({_day(fact.updated_at)})" if dated else ""
+    line = f"- **{fact.key}**{when}: {value}"
+    return Item(
+        fact.id,
+        fact.slot,
+        fact.key,
+        fact.value,
+        relevance,
+        fact.pinned,
+        fact.updated_at,
+        line,
+        estimate_tokens(line) + 1,  # and its newline
+    )
 
 
-def _below(store, message, slot, floor, candidates, semantic, render) -> list[Item]:
+def _below(store, message, slot, floor, candidates, semantic, dates) -> list[Item]:
     hits = store.query_facts(
         message, slots=[slot], limit=candidates, track_access=False, semantic=semantic
     )
     below = [hit for hit in hits if hit.relevance < floor][:EXPLAIN_BELOW]
-    return [
-        _replace(render.item(hit.fact, hit.relevance), reason=f"below the floor {floor:g}")
-        for hit in below
-    ]
-
-
-def _replace(item: Item, **changes) -> Item:
-    return Item(**{**asdict(item), **changes})
+    reason = f"below the floor {floor:g}"
+    return [dataclasses.replace(_item(h.fact, h.relevance, dates), reason=reason) for h in below]
 
 
 def _day(ms: int) -> str:
