@@ -306,3 +306,33 @@ def test_context_json_and_explain(memory, db_path):
     assert tight["sections"] == [] and tight["cut"][0]["reason"] == "over budget"
     explained = run.invoke(cli, ["context", "tea fastapi", "--explain", *args]).output
     assert "drinks" in explained and "relevant" in explained and "tokens" in explained
+
+
+def test_policy_sets_the_floor_from_the_cli(memory, db_path):
+    run = CliRunner()
+
+    def policy(*args):
+        return run.invoke(cli, ["policy", *args, "-d", str(db_path)])
+
+    shown = json.loads(policy("project", "--min-relevance", "0.2", "--json").output)
+    assert shown == [
+        {
+            "slot": "project",
+            "cap": 1000,  # what was not given stays as it was
+            "min_age_days": 30.0,
+            "min_access_count": 3,
+            "description": "Decisions, stack, constraints and deadlines of the project",
+            "min_relevance": 0.2,
+        }
+    ]
+    assert memory.min_relevance("project") == 0.2
+    assert json.loads(policy("project", "--cap", "50", "--json").output)[0]["min_relevance"] == 0.2
+    policy("project", "--min-relevance", "default")
+    assert memory.policy("project").min_relevance is None
+    for bad in ("2", "high", "-0.5"):
+        result = policy("project", "--min-relevance", bad)
+        assert result.exit_code in (1, 2)
+        assert result.output.strip().splitlines()[-1].startswith("Error:"), result.output
+    assert memory.policy("project").min_relevance is None  # nothing changed
+    new = policy("notes", "--min-relevance", "0.1")
+    assert new.exit_code == 2 and "give it a --cap" in new.output
