@@ -40,7 +40,7 @@ G0 = 0.11  # the semantic spread g at which the two legs weigh the same (chosen 
 SPREAD_RANK = 10  # g = best cosine minus the cosine at this rank
 # What `slotmem search --explain` shows of a hybrid hit (JSON output has the whole explanation).
 EXPLAIN_COLUMNS = [
-    "coverage",
+    "relevance_from",
     "similarity",
     "semantic_weight",
     "lexical_rank",

@@ -81,7 +81,7 @@ def search(
                 distance=distance.get(fused.seq),
                 relevance=likely,
                 relevance_from=(
-                    f"hybrid: coverage {fused.coverage:.2f}, {matched} terms matched, "
+                    f"hybrid: coverage {fused.coverage:.2f}, matched {matched}, "
                     f"similarity {fused.similarity:.2f}"
                 ),
             )

@@ -40,7 +40,15 @@ FEEDBACK_STEP = 0.15
 FEEDBACK_FLOOR = 0.2
 DAY_MS = 86_400_000
 # What `slotmem search --explain` shows in its table (JSON output has the whole explanation).
-EXPLAIN_COLUMNS = ["coverage", "match", "bm25", "confidence", "feedback", "recency", "parts"]
+EXPLAIN_COLUMNS = [
+    "relevance_from",
+    "match",
+    "bm25",
+    "confidence",
+    "feedback",
+    "recency",
+    "parts",
+]
 
 
 @dataclass(frozen=True)
@@ -156,7 +164,7 @@ def to_hit(row, plan: Plan, ranking: Ranking, total: float, with_explanation: bo
         parts.update(
             coverage=covered,
             relevance=likely,
-            relevance_from=f"lexical: coverage {covered:.2f}, {row['matched']} terms matched",
+            relevance_from=f"lexical: coverage {covered:.2f}, matched {row['matched']}",
         )
     return Hit(Fact.from_row(row), row["score"], parts, likely)
 
