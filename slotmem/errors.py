@@ -10,6 +10,15 @@ class InvalidInput(SlotmemError, ValueError):
     """A slot, key, value, path or option was rejected; nothing was written."""
 
 
+class NotPermitted(SlotmemError):
+    """An agent asked for what it was not given: a slot outside its scope, a write through a
+    read-only surface; nothing was written."""
+
+
+class ProtectedFact(NotPermitted):
+    """The fact was protected by a person: agents cannot overwrite or forget it."""
+
+
 class SchemaTooNew(SlotmemError):
     """The file was written by a newer slotmem than this one."""
 

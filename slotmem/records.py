@@ -17,6 +17,7 @@ FACT_COLUMNS = (
     "last_accessed",
     "access_count",
     "pinned_at",
+    "protected_at",
 )
 
 
@@ -34,10 +35,15 @@ class Fact:
     last_accessed: int
     access_count: int
     pinned_at: int | None = None  # when it was pinned; None: not pinned
+    protected_at: int | None = None  # when a person protected it from agents; None: not
 
     @property
     def pinned(self) -> bool:
         return self.pinned_at is not None
+
+    @property
+    def protected(self) -> bool:
+        return self.protected_at is not None
 
     @classmethod
     def from_row(cls, row) -> Fact:

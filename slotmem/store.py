@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from . import search, validation
-from .errors import InvalidInput, StorageError
+from .errors import InvalidInput, ProtectedFact, StorageError
 from .records import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
 from .search import DocFreqs, Query, Ranking
 from .search.relevance import DEFAULT_FLOOR
@@ -23,11 +23,13 @@ from .vectors.semantic import Semantic
 
 UPSERT_SQL = """
 INSERT INTO memory_facts
-    (id, slot, key, value, confidence, source, created_at, updated_at, last_accessed)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+    (id, slot, key, value, confidence, source, created_at, updated_at, last_accessed,
+     protected_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (slot, key) DO UPDATE SET
     value = excluded.value, confidence = excluded.confidence,
-    source = excluded.source, updated_at = excluded.updated_at
+    source = excluded.source, updated_at = excluded.updated_at,
+    protected_at = coalesce(memory_facts.protected_at, excluded.protected_at)
 """
 ARCHIVE_SQL = """
 INSERT INTO memory_fact_history
@@ -140,13 +142,25 @@ class Store:
     # -- writes -----------------------------------------------------------------------------
     @_translated
     def upsert(
-        self, slot: str, key: str, value: str, *, confidence: float = 1.0, source: str | None = None
+        self,
+        slot: str,
+        key: str,
+        value: str,
+        *,
+        confidence: float = 1.0,
+        source: str | None = None,
+        protect: bool = False,
+        allow_protected: bool = True,
     ) -> UpsertResult:
-        """Create or update the fact (slot, key). An overwritten value goes to history."""
+        """Create or update the fact (slot, key). An overwritten value goes to history.
+
+        ``protect``: a person wrote it, so agents may not overwrite or forget it (it stays
+        protected until ``unprotect``). ``allow_protected=False`` (what agents pass) refuses to
+        change a protected fact with ProtectedFact."""
         item = validation.fact(slot, key, value, confidence, source)
         vectors = self.semantic.prepare([item[2]])  # before the write lock: models can be slow
         with self.transaction():
-            result = self._write(item, self.clock())
+            result = self._write(item, self.clock(), protect=protect, guard=not allow_protected)
             self.semantic.write(vectors, _changed([result]))
         return result
 
@@ -197,7 +211,7 @@ class Store:
                 fact = Fact(
                     secrets.token_hex(8), slot, key, value, confidence, 0, source, now, now, now, 0
                 )
-                batch.append((fact.id, *item, now, now, now))
+                batch.append((fact.id, *item, now, now, now, None))
                 results.append(UpsertResult("created", fact))
             written.add(pair)
         if batch:
@@ -216,34 +230,72 @@ class Store:
                 found.update((slot, key) for (key,) in self.conn.execute(sql, [slot, *part]))
         return found
 
-    def _write(self, item: tuple, now: int) -> UpsertResult:
+    def _write(
+        self, item: tuple, now: int, *, protect: bool = False, guard: bool = False
+    ) -> UpsertResult:
         slot, key, value, confidence, source = item
+        protected_at = now if protect else None
         row = self._row(slot, key)
         if row is None:
             fact_id = secrets.token_hex(8)
             self.conn.execute(
-                UPSERT_SQL, (fact_id, slot, key, value, confidence, source, now, now, now)
+                UPSERT_SQL,
+                (fact_id, slot, key, value, confidence, source, now, now, now, protected_at),
             )
-            fact = Fact(fact_id, slot, key, value, confidence, 0, source, now, now, now, 0)
+            fact = Fact(
+                fact_id,
+                slot,
+                key,
+                value,
+                confidence,
+                0,
+                source,
+                now,
+                now,
+                now,
+                0,
+                None,
+                protected_at,
+            )
             return UpsertResult("created", fact)
         old = Fact.from_row(row)
         if old.value == value and old.confidence == confidence:
+            if protect and not old.protected:
+                self.conn.execute(
+                    "UPDATE memory_facts SET protected_at = ? WHERE seq = ?", (now, row["seq"])
+                )
+                old = dataclasses.replace(old, protected_at=now)
             return UpsertResult("unchanged", old, old)
+        if guard and old.protected:
+            raise _protected(slot, key, "overwrite")
         self._archive(row["seq"], "update", now, source)
-        self.conn.execute(UPSERT_SQL, (old.id, slot, key, value, confidence, source, now, now, now))
+        self.conn.execute(
+            UPSERT_SQL,
+            (old.id, slot, key, value, confidence, source, now, now, now, protected_at),
+        )
         fact = dataclasses.replace(
-            old, value=value, confidence=confidence, source=source, updated_at=now
+            old,
+            value=value,
+            confidence=confidence,
+            source=source,
+            updated_at=now,
+            protected_at=old.protected_at or protected_at,
         )
         return UpsertResult("updated", fact, old)
 
     @_translated
-    def delete(self, slot: str, key: str, *, source: str | None = None) -> bool:
-        """Delete the fact; its last state goes to history. False when there was none."""
+    def delete(
+        self, slot: str, key: str, *, source: str | None = None, allow_protected: bool = True
+    ) -> bool:
+        """Delete the fact; its last state goes to history. False when there was none.
+        ``allow_protected=False`` (what agents pass) refuses a protected fact (ProtectedFact)."""
         slot, key = validation.slot(slot), validation.key(key)
         with self.transaction():
             row = self._row(slot, key)
             if row is None:
                 return False
+            if not allow_protected and row["protected_at"] is not None:
+                raise _protected(slot, key, "forget")
             self._archive(row["seq"], "delete", self.clock(), source)
             self.semantic.forget([row["seq"]])
             self.conn.execute("DELETE FROM memory_facts WHERE seq = ?", (row["seq"],))
@@ -276,23 +328,36 @@ class Store:
     def pin(self, slot: str, key: str) -> Fact:
         """Pin the fact: it is in every context built for its slot, first, whatever the
         message, and prune never removes it. Pinning a pinned fact changes nothing."""
-        return self._set_pin(slot, key, True)
+        return self._mark(slot, key, "pinned_at", True, "pin")
 
     @_translated
     def unpin(self, slot: str, key: str) -> Fact:
         """Undo ``pin``: the fact competes on relevance again and may be pruned."""
-        return self._set_pin(slot, key, False)
+        return self._mark(slot, key, "pinned_at", False, "unpin")
 
-    def _set_pin(self, slot: str, key: str, pinned: bool) -> Fact:
+    @_translated
+    def protect(self, slot: str, key: str) -> Fact:
+        """Protect the fact from agents: they may read it, not overwrite or forget it (unless
+        started with leave to). Facts written with the command line are protected already."""
+        return self._mark(slot, key, "protected_at", True, "protect")
+
+    @_translated
+    def unprotect(self, slot: str, key: str) -> Fact:
+        """Undo ``protect``: agents may overwrite and forget the fact again."""
+        return self._mark(slot, key, "protected_at", False, "unprotect")
+
+    def _mark(self, slot: str, key: str, column: str, on: bool, verb: str) -> Fact:
+        """Set (to now) or clear a fact's ``pinned_at`` or ``protected_at``; a fact already so
+        is left as it is."""
         slot, key = validation.slot(slot), validation.key(key)
         with self.transaction():
             row = self._row(slot, key)
             if row is None:
-                raise InvalidInput(f"no fact {slot}/{key} to {'pin' if pinned else 'unpin'}")
-            if (row["pinned_at"] is not None) != pinned:
+                raise InvalidInput(f"no fact {slot}/{key} to {verb}")
+            if (row[column] is not None) != on:
                 self.conn.execute(
-                    "UPDATE memory_facts SET pinned_at = ? WHERE seq = ?",
-                    (self.clock() if pinned else None, row["seq"]),
+                    f"UPDATE memory_facts SET {column} = ? WHERE seq = ?",
+                    (self.clock() if on else None, row["seq"]),
                 )
                 row = self._row(slot, key)
         return Fact.from_row(row)
@@ -601,6 +666,13 @@ def _make_directory(directory: Path) -> None:
             f"cannot create the directory {directory} ({e.strerror}): create it, or give "
             "a path in a directory this user may write"
         ) from None
+
+
+def _protected(slot: str, key: str, verb: str) -> ProtectedFact:
+    return ProtectedFact(
+        f"{slot}/{key} is protected (a person wrote it): an agent cannot {verb} it. Ask the "
+        f"person, or they can run 'slotmem unprotect {slot}/{key}'"
+    )
 
 
 def _changed(results: list[UpsertResult]) -> list[Fact]:

@@ -55,7 +55,7 @@ def test_file_made_before_pins_opens_and_works(db_path):
     """A file from before 0006_pins_and_floors: its facts and policies work, pins and floors too."""
     make_old_file(db_path, before="0006_pins_and_floors")
     with Store(db_path) as store:
-        assert store.migrated == ["0006_pins_and_floors"]
+        assert store.migrated[0] == "0006_pins_and_floors"
         assert store.get("user", "timezone").pinned_at is None
         assert store.policy("user").min_relevance is None
         assert [h.fact.key for h in store.query_facts("Stockholm")] == ["timezone"]
@@ -70,3 +70,28 @@ def test_file_made_before_pins_opens_and_works(db_path):
         )
     with Store(db_path) as again:  # opening it again applies nothing
         assert again.migrated == [] and "0006_pins_and_floors" in again.stats()["migrations"]
+
+
+def test_file_made_before_0008_protects_what_a_person_wrote(db_path):
+    """0008: facts the command line wrote are protected; the word index is rebuilt over
+    memory_facts itself and still finds, scores and follows every write."""
+    make_old_file(db_path, before="0008_protection_and_browsing")
+    conn = db.connect(db_path, "rw")
+    conn.execute("UPDATE memory_facts SET source = 'cli', updated_at = 7 WHERE key = 'timezone'")
+    conn.close()
+    with Store(db_path) as store:
+        assert store.migrated == ["0008_protection_and_browsing"]
+        assert store.get("user", "timezone").protected_at == 7
+        assert not store.get("project", "stack").protected
+        sql = store.conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'memory_facts_fts'"
+        ).fetchone()[0]
+        assert 'content="memory_facts"' in sql and "detail=none" in sql
+        assert fts_integrity_error(store) is None
+        search = lambda text, **kw: [h.fact.key for h in store.query_facts(text, **kw)]
+        assert search("deploying on friday", track_access=False) == ["stack", "deploy"]
+        assert search("stockholm", slots=["project"]) == []  # the slot tag still filters
+        store.upsert("project", "stack", "Rust, shipped on Mondays")
+        store.delete("user", "timezone")
+        assert search("deploying", track_access=False) == ["deploy"] and search("rust") == ["stack"]
+        assert fts_integrity_error(store) is None
