@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import asdict, dataclass, field
 
 FACT_COLUMNS = (
@@ -19,6 +20,30 @@ FACT_COLUMNS = (
     "pinned_at",
     "protected_at",
 )
+
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+TIME_FIELDS = (
+    "created_at",
+    "updated_at",
+    "last_accessed",
+    "pinned_at",
+    "protected_at",
+    "changed_at",
+)
+
+
+def iso_time(ms: int | None) -> str | None:
+    """Epoch milliseconds as ISO-8601 in UTC, to the millisecond (None stays None):
+    ``2026-01-01T09:30:00.250+00:00``. Such strings sort as the times do."""
+    if ms is None:
+        return None
+    moment = EPOCH + datetime.timedelta(milliseconds=ms)  # exact, unlike ms / 1000
+    return moment.isoformat(timespec="milliseconds")
+
+
+def with_iso_times(data: dict) -> dict:
+    """``data`` with its time fields (TIME_FIELDS) as ISO-8601 strings."""
+    return {name: iso_time(v) if name in TIME_FIELDS else v for name, v in data.items()}
 
 
 @dataclass(frozen=True)

@@ -371,18 +371,18 @@ class Store:
     @_translated
     def list_facts(
         self,
-        slot: str | None = None,
+        slot: str | Iterable[str] | None = None,
         *,
         limit: int | None = 50,
         order: str = "accessed",
         pinned: bool = False,
     ) -> list[Fact]:
-        """Facts of one slot (or all), most recently accessed first by default; ``pinned``:
-        only the pinned ones."""
+        """Facts of one slot, of several (a list) or of all, most recently accessed first by
+        default; ``pinned``: only the pinned ones."""
         if order not in LIST_ORDERS:
             raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}, not {order!r}")
-        params: list = [validation.slot(slot)] if slot else []
-        tests = ["slot = ?"] if slot else []
+        params: list = (validation.slots(slot) or []) if slot else []
+        tests = [f"slot IN ({', '.join('?' * len(params))})"] if slot else []
         if pinned:
             tests.append("pinned_at IS NOT NULL")
         where = f"WHERE {' AND '.join(tests)}" if tests else ""

@@ -246,14 +246,15 @@ def test_pin_from_the_cli(db_path):
 
 
 def test_agents_read_pins_but_cannot_pin(memory):
-    from slotmem.agents import tools
     from slotmem.agents.llm_plugin import Slotmem
+    from slotmem.agents.tools import AgentMemory
 
     memory.pin("user", "drinks")
-    [found] = tools.recall(memory, "green tea")
+    agent = AgentMemory(memory)
+    [found] = agent.recall("green tea")
     assert found["pinned"] is True and 0 < found["relevance"] <= 1
     assert not {"pin", "unpin"} & {name for name in dir(Slotmem) if not name.startswith("_")}
-    assert tools.recall(memory, OFF_TOPIC) == []
+    assert agent.recall(OFF_TOPIC) == []
 
 
 # -- dates ------------------------------------------------------------------------------------

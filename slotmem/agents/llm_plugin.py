@@ -2,57 +2,107 @@
 slotmem's offline default embedding model.
 
     llm -T 'Slotmem("agent.db")' "Remember that I deploy on Tuesdays" --td
+    llm -T 'Slotmem("agent.db", slots=["project"], read_only=True)' "When do we deploy?"
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 import llm
 
-from . import tools
-
-if TYPE_CHECKING:
-    from ..store import Store
+from .context import DEFAULT_BUDGET_TOKENS
+from .tools import WRITES, AgentMemory, scope
 
 SOURCE = "llm-tool"
 
 
 class Slotmem(llm.Toolbox):
-    """Long-term memory in a slotmem file: recall, remember and forget facts in slots."""
+    """Long-term memory in a slotmem file: recall, get, list, history and context; remember,
+    forget and rate unless read-only. ``slots`` limits it to those slots; facts a person
+    protected stay unchanged unless ``allow_protected``."""
 
-    def __init__(self, database: str | None = None):
+    def __init__(
+        self,
+        database: str | None = None,
+        slots: list[str] | str | None = None,
+        read_only: bool = False,
+        allow_protected: bool = False,
+    ):
         from ..storage.db import default_path
 
         self.database = database or str(default_path())
-        self._memory: Store | None = None
+        self.slots = scope(slots)  # bad slot names fail here, before any file is made
+        self.read_only = read_only
+        self.allow_protected = allow_protected
+        self._memory: AgentMemory | None = None
 
-    def _store(self) -> Store:
+    def tools(self):
+        """A read-only toolbox offers no writing tool at all."""
+        hidden = {f"{type(self).__name__}_{name}" for name in WRITES} if self.read_only else ()
+        return [tool for tool in super().tools() if tool.name not in hidden]
+
+    def _agent(self) -> AgentMemory:
         if self._memory is None:
             from ..store import Store
 
-            self._memory = Store(self.database, create=True)  # an agent's memory starts empty
+            # an agent's memory starts empty; a read-only one reads what exists
+            store = Store(self.database, create=not self.read_only)
+            self._memory = AgentMemory(
+                store,
+                slots=self.slots,
+                read_only=self.read_only,
+                allow_protected=self.allow_protected,
+                source=SOURCE,
+            )
         return self._memory
 
     def recall(
         self, query: str, slot: str = "", limit: int = 10, min_relevance: float | None = None
     ) -> str:
         """Search memory for facts relevant to the query, best first, as JSON (an empty list
-        when nothing remembered is). slot: user, project, agent or another slot name; empty
-        searches every slot. min_relevance: 0 to 1 (default: each slot's floor)."""
-        found = tools.recall(self._store(), query, slot, limit, min_relevance)
-        return json.dumps(found, ensure_ascii=False)
+        when nothing remembered is), each with its relevance (0 to 1), updated_at and source.
+        slot: user, project, agent or another slot name; empty searches every slot.
+        min_relevance: 0 to 1 (default: each slot's floor)."""
+        return _json(self._agent().recall(query, slot or None, limit, min_relevance))
+
+    def get(self, slot: str, key: str) -> str:
+        """The fact stored under slot/key, exactly, as JSON."""
+        return _json(self._agent().get(slot, key))
+
+    def history(self, slot: str, key: str, limit: int = 10) -> str:
+        """Old values of slot/key, newest first (overwrites, deletions, prunes), as JSON."""
+        return _json(self._agent().history(slot, key, limit))
+
+    def context(self, message: str, budget_tokens: int = DEFAULT_BUDGET_TOKENS) -> str:
+        """The markdown memory sections a prompt would get for this message."""
+        return self._agent().context(message, budget_tokens) or "(no relevant facts)"
 
     def remember(self, slot: str, key: str, value: str, confidence: float = 0.8) -> str:
         """Store a durable fact under slot/key (user: about the user; project: decisions and
         constraints; agent: lessons learned). Reusing a key replaces the old value, which is
-        kept in history."""
-        return tools.remember(self._store(), slot, key, value, confidence, SOURCE)
+        kept in history; a fact a person protected cannot be replaced."""
+        done = self._agent().remember(slot, key, value, confidence)
+        return f"{done['action']}: {slot}/{key}"
 
     def forget(self, slot: str, key: str) -> str:
         """Delete the fact slot/key (its last value stays in history)."""
-        return tools.forget(self._store(), slot, key, SOURCE)
+        done = self._agent().forget(slot, key)
+        return f"forgot: {slot}/{key}" if done["action"] == "forgot" else f"no fact {slot}/{key}"
+
+    def rate(self, slot: str, key: str, rating: int, comment: str | None = None) -> str:
+        """Pass on the user's feedback about a fact: -3 (wrong or harmful) to 3 (exactly
+        right); its quality weighs in its ranking."""
+        fact = self._agent().rate(slot, key, rating, comment)
+        return f"rated {slot}/{key}: quality is now {fact['quality']}"
+
+    def list(self, slot: str = "", limit: int = 20) -> str:
+        """The facts of a slot (empty: of every slot), most recently updated first, as JSON."""
+        return _json(self._agent().list_facts(slot or None, limit))
+
+
+def _json(data) -> str:
+    return json.dumps(data, ensure_ascii=False)
 
 
 @llm.hookimpl

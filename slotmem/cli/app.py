@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from .. import __version__
 from ..errors import SlotmemError
@@ -24,8 +25,24 @@ class Group(click.Group):
             raise click.ClickException(str(db.translate(e, path))) from e
 
 
+DATABASE_KEY = "slotmem.database"  # in click's ctx.meta (shared by the group and commands)
+GIVEN_BEFORE = "slotmem.database-before"  # -d given before the command
+
+
+def _database_before(ctx, param, value):
+    ctx.meta[GIVEN_BEFORE] = value
+
+
 @click.group(cls=Group)
 @click.version_option(__version__, prog_name="slotmem")
+@click.option(
+    "-d",
+    "--database",
+    type=click.Path(dir_okay=False, path_type=Path),
+    expose_value=False,
+    callback=_database_before,
+    help="The memory file (also accepted after the command)",
+)
 def cli():
     """Memory for AI agents in one SQLite file.
 
@@ -33,16 +50,19 @@ def cli():
     full-text ranking weighted by confidence; prune what is old and unused; every overwrite
     and removal is kept in history.
 
-    The database is -d/--database, else $SLOTMEM_DB, else a file in your data directory
-    (see 'slotmem path'). Try 'slotmem demo' first.
+    The database is -d/--database (before or after the command), else $SLOTMEM_DB, else a
+    file in your data directory (see 'slotmem path'). Try 'slotmem demo' first.
     """
-
-
-DATABASE_KEY = "slotmem.database"  # in click's ctx.meta: the file errors name
 
 
 def database_option(command):
     def remember_path(ctx, param, value):
+        before = ctx.meta.get(GIVEN_BEFORE)
+        if before is not None:
+            given_here = ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE
+            if given_here and value != before:
+                raise click.UsageError(f"-d is given twice ({before} and {value}): give it once")
+            value = before
         ctx.meta[DATABASE_KEY] = value
         return value
 

@@ -1,15 +1,16 @@
-"""Commands on single facts: remember, get, forget, list, history, rate, pin, unpin."""
+"""Commands on single facts: remember, get, forget, list, history, rate, pin, unpin, protect,
+unprotect."""
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from .. import validation
+from ..records import with_iso_times
 from .app import cli, database_option, open_store
-from .output import emit, fact_rows, format_options
+from .output import echo_json, emit, fact_rows, format_options
 
 FACT_COLUMNS = ["slot", "key", "value", "confidence", "access_count", "last_accessed"]
 
@@ -20,9 +21,17 @@ FACT_COLUMNS = ["slot", "key", "value", "confidence", "access_count", "last_acce
 @click.argument("value")
 @click.option("-c", "--confidence", type=float, default=1.0, show_default=True, help="0 to 1")
 @click.option("--source", default="cli", show_default=True, help="Provenance to record")
+@click.option(
+    "--protect/--no-protect",
+    default=None,
+    help="Agents may not overwrite or forget it  [default: unless --source is given]",
+)
 @database_option
-def remember(slot, key, value, confidence, source, database):
+def remember(slot, key, value, confidence, source, protect, database):
     """Store VALUE under SLOT/KEY (use - to read VALUE from stdin).
+
+    A fact you write here is protected: agents (MCP, llm tools, LangGraph) can read it but
+    not overwrite or forget it ('slotmem unprotect' lifts that).
 
     \b
     slotmem remember user timezone "Europe/Stockholm" -c 0.9
@@ -31,7 +40,12 @@ def remember(slot, key, value, confidence, source, database):
         value = sys.stdin.read()
     validation.fact(slot, key, value, confidence, source)  # bad input creates no file
     result = open_store(database, create=True).upsert(
-        slot, key, value, confidence=confidence, source=source
+        slot,
+        key,
+        value,
+        confidence=confidence,
+        source=source,
+        protect=source == "cli" if protect is None else protect,
     )
     click.echo(f"{result.action}: {slot}/{key}")
     if result.action == "updated":
@@ -48,7 +62,10 @@ def get(slot, key, as_json, database):
     fact = open_store(database).get(slot, key)
     if fact is None:
         raise click.ClickException(f"no fact {slot}/{key}")
-    click.echo(json.dumps(fact.to_dict(), indent=2, ensure_ascii=False) if as_json else fact.value)
+    if as_json:
+        echo_json(with_iso_times(fact.to_dict()))
+    else:
+        click.echo(fact.value)
 
 
 @cli.command()
@@ -131,6 +148,26 @@ def unpin(fact, database):
     slot, key = _slot_key(fact)
     open_store(database).unpin(slot, key)
     click.echo(f"unpinned: {slot}/{key}")
+
+
+@cli.command()
+@click.argument("fact", metavar="SLOT/KEY")
+@database_option
+def protect(fact, database):
+    """Protect SLOT/KEY: agents may read it, not overwrite or forget it."""
+    slot, key = _slot_key(fact)
+    open_store(database).protect(slot, key)
+    click.echo(f"protected: {slot}/{key}")
+
+
+@cli.command()
+@click.argument("fact", metavar="SLOT/KEY")
+@database_option
+def unprotect(fact, database):
+    """Let agents overwrite and forget SLOT/KEY again."""
+    slot, key = _slot_key(fact)
+    open_store(database).unprotect(slot, key)
+    click.echo(f"unprotected: {slot}/{key}")
 
 
 def _slot_key(fact: str) -> tuple[str, str]:

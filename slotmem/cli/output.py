@@ -9,6 +9,8 @@ import json
 
 import click
 
+from ..records import TIME_FIELDS, with_iso_times
+
 FORMATS = ("table", "json", "nl", "csv")
 
 
@@ -26,9 +28,13 @@ def format_options(command):
 
 
 def emit(rows: list[dict], fmt: str | None, columns: list[str] | None = None) -> None:
+    """Rows in ``fmt``; JSON, newline-delimited JSON and CSV have ISO-8601 times (UTC, to
+    the millisecond), a table local times to the second."""
     fmt = fmt or "table"
+    if fmt != "table":
+        rows = [with_iso_times(row) for row in rows]
     if fmt == "json":
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        echo_json(rows)
     elif fmt == "nl":
         for row in rows:
             click.echo(json.dumps(row, ensure_ascii=False))
@@ -82,7 +88,11 @@ def fact_rows(facts, fmt) -> list[dict]:
     rows = [fact.to_dict() for fact in facts]
     if fmt in (None, "table"):
         for row in rows:
-            for name in ("created_at", "updated_at", "last_accessed", "changed_at", "pinned_at"):
+            for name in TIME_FIELDS:
                 if name in row:
                     row[name] = when(row[name])
     return rows
+
+
+def echo_json(data) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ..agents.context import CANDIDATES, DEFAULT_BUDGET_TOKENS
+from ..records import with_iso_times
 from ..search.fusion import EXPLAIN_COLUMNS as HYBRID_COLUMNS
 from ..search.lexical import EXPLAIN_COLUMNS
 from .app import cli, database_option, open_store
-from .output import emit, format_options, table
+from .output import echo_json, emit, format_options, table
 
 
 @cli.command()
@@ -136,7 +135,10 @@ def context(
         explain=explain or as_json,
     )
     if as_json:
-        click.echo(json.dumps(built.to_dict(), indent=2, ensure_ascii=False))
+        data = built.to_dict()
+        for part in [*(section["facts"] for section in data["sections"]), data["cut"]]:
+            part[:] = [with_iso_times(item) for item in part]
+        echo_json(data)
         return
     click.echo(built.text or "(no relevant facts)")
     if explain:

@@ -8,18 +8,40 @@ from .app import cli, database_option, open_store
 
 
 @cli.command()
+@click.option(
+    "--slots",
+    metavar="SLOT,...",
+    help="Serve only these slots: the agent cannot read or write others",
+)
+@click.option("--read-only", is_flag=True, help="Offer no remember, forget or rate tool")
+@click.option(
+    "--allow-protected",
+    is_flag=True,
+    help="Let the agent overwrite and forget facts a person protected",
+)
 @database_option
-def mcp(database):
-    """Serve this memory over MCP on stdio: recall, remember, forget, context.
+def mcp(slots, read_only, allow_protected, database):
+    """Serve this memory over MCP on stdio.
 
-    Creates the file if there is none (and says so on stderr). Needs the mcp extra:
-    pip install 'slotmem[mcp]'. In an MCP client's config:
+    Tools: recall, get, list, history, context, remember, forget, rate; resources: the
+    slots, a slot, a fact (slotmem://fact/SLOT/KEY); a prompt, with_memory. Facts written
+    with 'slotmem remember' (or protected) cannot be overwritten or forgotten by the agent
+    unless --allow-protected.
+
+    Creates the file if there is none (and says so on stderr), unless --read-only. Needs
+    the mcp extra: pip install 'slotmem[mcp]'. In an MCP client's config:
 
     \b
-    {"command": "slotmem", "args": ["mcp", "-d", "/home/maja/agent.db"]}
+    {"command": "slotmem", "args": ["mcp", "-d", "/home/maja/agent.db",
+                                    "--slots", "project", "--read-only"]}
     """
     from ..agents.mcp_server import build_server
+    from ..agents.tools import scope
 
-    if not database.exists():
+    served = scope(slots)  # a bad slot name is refused before any file is made
+    if not database.exists() and not read_only:
         click.echo(f"slotmem: a new memory file at {database}", err=True)  # stdout is MCP's
-    build_server(open_store(database, create=True)).run("stdio")
+    store = open_store(database, create=not read_only)
+    build_server(store, slots=served, read_only=read_only, allow_protected=allow_protected).run(
+        "stdio"
+    )
