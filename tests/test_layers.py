@@ -19,6 +19,9 @@ ALLOWED = {
     "ingest": BASE | {"ingest", "store"},
     "agents": BASE | {"agents", "storage", "store", "vectors"},  # vectors: the llm model hook
     "cli": BASE | {"cli", "storage", "search", "ingest", "agents", "store", "__init__"},
+    # clients of the Store for other ecosystems: asyncio, LangGraph, datasette
+    "aio": BASE | {"store"},
+    "integrations": BASE | {"integrations", "store", "agents"},
 }
 
 
@@ -27,7 +30,7 @@ def modules():
         parts = path.relative_to(PACKAGE).with_suffix("").parts
         if parts[0] == "migrations":
             continue
-        part = parts[0] if len(parts) > 1 else ("store" if parts[0] == "store" else "base")
+        part = parts[0] if len(parts) > 1 or parts[0] in ("store", "aio") else "base"
         if parts[0] in ("__init__", "__main__"):
             continue
         yield path, parts, part

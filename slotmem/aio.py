@@ -1,0 +1,99 @@
+"""``AsyncStore``: the Store's methods as coroutines, for asyncio agent frameworks.
+
+How it runs: SQLite calls block, so each call runs the Store's own method in a worker thread
+of the AsyncStore's pool (``workers`` threads, 4 by default) and awaits it; the event loop
+never blocks on the file. The Store is already safe to share between threads (one connection
+per thread, every write one ``BEGIN IMMEDIATE`` transaction), so concurrent tasks are
+concurrent calls: searches read side by side, writes take turns on the write lock.
+
+    async with AsyncStore("agent.db", create=True) as mem:
+        await mem.upsert("user", "timezone", "Europe/Stockholm")
+        hits = await mem.query_facts("what timezone am I in?")
+        text = await mem.run(build_context, "Can we deploy on Friday?")
+
+A transaction cannot span several awaited calls (each may run on another thread, with its own
+connection): put the read-modify-write in one function and ``await mem.run(fn)``, which calls
+``fn(store)`` in one thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from .store import Store
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _forward(
+    method: Callable[Concatenate[Store, P], R],
+) -> Callable[Concatenate[AsyncStore, P], Coroutine[Any, Any, R]]:
+    @functools.wraps(method)
+    async def call(self: AsyncStore, *args: P.args, **kwargs: P.kwargs) -> R:
+        return await self.call(functools.partial(method, self.store, *args, **kwargs))
+
+    return call
+
+
+class AsyncStore:
+    """A Store whose methods are awaited: the same names, arguments and results."""
+
+    def __init__(self, path_or_store: str | os.PathLike | Store, *, workers: int = 4, **options):
+        """``path_or_store``: a file (opened with ``options``, as ``Store(path, **options)``)
+        or an open Store. ``workers``: the threads calls run in."""
+        self.store = (
+            path_or_store if isinstance(path_or_store, Store) else Store(path_or_store, **options)
+        )
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="slotmem")
+
+    async def call(self, function: Callable[[], R]) -> R:
+        """Run ``function()`` in a worker thread and await its result."""
+        return await asyncio.get_running_loop().run_in_executor(self._pool, function)
+
+    async def run(self, function: Callable[..., R], *args, **kwargs) -> R:
+        """``function(store, *args, **kwargs)`` in one worker thread: a transaction, a context
+        (``slotmem.agents.context.build_context``), anything that needs the Store itself."""
+        return await self.call(functools.partial(function, self.store, *args, **kwargs))
+
+    upsert = _forward(Store.upsert)
+    upsert_many = _forward(Store.upsert_many)
+    delete = _forward(Store.delete)
+    rate = _forward(Store.rate)
+    pin = _forward(Store.pin)
+    unpin = _forward(Store.unpin)
+    protect = _forward(Store.protect)
+    unprotect = _forward(Store.unprotect)
+    get = _forward(Store.get)
+    list_facts = _forward(Store.list_facts)
+    history = _forward(Store.history)
+    query_facts = _forward(Store.query_facts)
+    flush_accesses = _forward(Store.flush_accesses)
+    policies = _forward(Store.policies)
+    policy = _forward(Store.policy)
+    set_policy = _forward(Store.set_policy)
+    min_relevance = _forward(Store.min_relevance)
+    prune_slot = _forward(Store.prune_slot)
+    prune = _forward(Store.prune)
+    checkpoint = _forward(Store.checkpoint)
+    backup = _forward(Store.backup)
+    doctor = _forward(Store.doctor)
+    repair = _forward(Store.repair)
+    slots = _forward(Store.slots)
+    stats = _forward(Store.stats)
+
+    async def aclose(self) -> None:
+        """Close the Store (its queued access counts are written) and the worker threads."""
+        await self.call(self.store.close)
+        self._pool.shutdown(wait=True)
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
