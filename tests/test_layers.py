@@ -21,7 +21,7 @@ ALLOWED = {
     "cli": BASE | {"cli", "storage", "search", "ingest", "agents", "store", "__init__"},
     # clients of the Store for other ecosystems: asyncio, LangGraph, datasette
     "aio": BASE | {"store"},
-    "integrations": BASE | {"integrations", "store", "agents"},
+    "integrations": BASE | {"store", "agents"},
 }
 
 
