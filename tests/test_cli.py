@@ -1,3 +1,4 @@
+import datetime
 import json
 
 import pytest
@@ -160,3 +161,60 @@ def test_database_from_environment(tmp_path, monkeypatch):
     assert runner.invoke(cli, ["path"]).output.strip() == str(path)
     runner.invoke(cli, ["remember", "user", "k", "v"])
     assert Store(path, create=True).get("user", "k").value == "v"
+
+
+def test_database_before_or_after_the_command(db_path, tmp_path, monkeypatch):
+    runner = CliRunner()
+    monkeypatch.setenv("SLOTMEM_DB", str(tmp_path / "from-env.db"))
+    before = runner.invoke(cli, ["-d", str(db_path), "remember", "user", "k", "v"])
+    assert before.exit_code == 0 and Store(db_path).get("user", "k").value == "v"
+    assert runner.invoke(cli, ["get", "user", "k", "-d", str(db_path)]).output == "v\n"
+    assert runner.invoke(cli, ["--database", str(db_path), "path"]).output == f"{db_path}\n"
+    assert runner.invoke(cli, ["path"]).output == f"{tmp_path / 'from-env.db'}\n"
+    same = runner.invoke(cli, ["-d", str(db_path), "get", "user", "k", "-d", str(db_path)])
+    assert same.output == "v\n"
+    twice = runner.invoke(cli, ["-d", str(db_path), "get", "user", "k", "-d", "other.db"])
+    assert twice.exit_code == 2 and "-d is given twice" in twice.output
+    assert not (tmp_path / "from-env.db").exists()
+
+
+def test_json_output_has_iso_times(run, db_path):
+    run("remember", "user", "timezone", "Europe/Stockholm")
+    with Store(db_path) as store:
+        updated = store.get("user", "timezone").updated_at
+    fact = json.loads(run("get", "user", "timezone", "--json").output)
+    expected = datetime.datetime.fromtimestamp(updated / 1000, datetime.timezone.utc)
+    assert datetime.datetime.fromisoformat(fact["updated_at"]) == expected.replace(
+        microsecond=expected.microsecond // 1000 * 1000
+    )
+    assert fact["updated_at"].endswith("+00:00") and fact["pinned_at"] is None
+    [listed] = json.loads(run("list", "--json").output)
+    assert listed["created_at"] == fact["created_at"]
+    [line] = run("list", "--nl").output.splitlines()
+    assert json.loads(line)["last_accessed"].endswith("+00:00")
+    assert fact["created_at"] in run("list", "--csv").output
+    run("remember", "user", "timezone", "UTC")
+    [old] = json.loads(run("history", "user", "timezone", "--json").output)
+    assert old["changed_at"].endswith("+00:00")
+    [hit] = json.loads(run("search", "timezone", "--json").output)
+    assert hit["updated_at"].endswith("+00:00")
+    context = json.loads(run("context", "timezone", "--json").output)
+    assert context["sections"][0]["facts"][0]["updated_at"].endswith("+00:00")
+    assert ":" in run("list").output.splitlines()[2]  # a table keeps local times
+
+
+def test_what_a_person_writes_is_protected(run, db_path):
+    run("remember", "user", "timezone", "Europe/Stockholm")
+    run("remember", "user", "editor", "Neovim", "--source", "import.csv")
+    run("remember", "user", "shell", "fish", "--source", "import.csv", "--protect")
+    with Store(db_path) as store:
+        protected = {f.key: f.protected for f in store.list_facts("user")}
+    assert protected == {"timezone": True, "editor": False, "shell": True}
+    assert run("unprotect", "user/timezone").output == "unprotected: user/timezone\n"
+    assert run("protect", "user/editor").output == "protected: user/editor\n"
+    with Store(db_path) as store:
+        assert not store.get("user", "timezone").protected and store.get("user", "editor").protected
+        store.upsert("user", "editor", "Vim")  # the owner's own API may still change it
+        assert store.get("user", "editor").protected
+    missing = run("protect", "user/nobody")
+    assert missing.exit_code == 1 and missing.output == "Error: no fact user/nobody to protect\n"

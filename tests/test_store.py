@@ -197,3 +197,23 @@ def test_upsert_many_with_repeated_and_existing_keys(store):
     assert [h.value for h in store.history("user", "city")] == ["Paris"]
     assert store.get("user", "pet").value == "dog"
     assert results[0].fact.id == store.get("user", "pet").id
+
+
+def test_a_protected_fact_refuses_guarded_writes(store):
+    from slotmem import ProtectedFact
+
+    store.upsert("user", "tz", "Europe/Stockholm")
+    assert store.upsert("user", "tz", "Europe/Stockholm", protect=True).fact.protected
+    assert not store.history("user", "tz")  # protecting an unchanged value is no update
+    same = store.upsert("user", "tz", "Europe/Stockholm", allow_protected=False)
+    assert same.action == "unchanged"
+    with pytest.raises(ProtectedFact, match="user/tz is protected"):
+        store.upsert("user", "tz", "UTC", source="agent", allow_protected=False)
+    with pytest.raises(ProtectedFact, match="cannot forget it"):
+        store.delete("user", "tz", allow_protected=False)
+    assert store.get("user", "tz").value == "Europe/Stockholm" and not store.history("user", "tz")
+    updated = store.upsert("user", "tz", "UTC")  # the owner's call: protection stays
+    assert updated.action == "updated" and updated.fact.protected
+    assert store.get("user", "tz").protected_at == updated.previous.protected_at
+    store.unprotect("user", "tz")
+    assert store.delete("user", "tz", allow_protected=False)
