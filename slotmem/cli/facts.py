@@ -125,49 +125,37 @@ def rate(slot, key, rating, comment, database):
     click.echo(f"rated {slot}/{key}: quality is now {fact.quality}")
 
 
-@cli.command()
-@click.argument("fact", metavar="SLOT/KEY")
-@database_option
-def pin(fact, database):
+def _mark_command(verb: str, done: str, doc: str) -> None:
+    """``slotmem VERB SLOT/KEY``: pin, unpin, protect or unprotect one fact."""
+
+    @cli.command(name=verb, help=doc)
+    @click.argument("fact", metavar="SLOT/KEY")
+    @database_option
+    def command(fact, database):
+        slot, key = _slot_key(fact)
+        getattr(open_store(database), verb)(slot, key)
+        click.echo(f"{done}: {slot}/{key}")
+
+
+_mark_command(
+    "pin",
+    "pinned",
     """Pin SLOT/KEY: it is in every context of its slot, first, and never pruned.
 
     \b
     slotmem pin user/name
     slotmem pin project/rule.main-branch
-    """
-    slot, key = _slot_key(fact)
-    open_store(database).pin(slot, key)
-    click.echo(f"pinned: {slot}/{key}")
-
-
-@cli.command()
-@click.argument("fact", metavar="SLOT/KEY")
-@database_option
-def unpin(fact, database):
-    """Unpin SLOT/KEY: it reaches a context only when relevant, and may be pruned."""
-    slot, key = _slot_key(fact)
-    open_store(database).unpin(slot, key)
-    click.echo(f"unpinned: {slot}/{key}")
-
-
-@cli.command()
-@click.argument("fact", metavar="SLOT/KEY")
-@database_option
-def protect(fact, database):
-    """Protect SLOT/KEY: agents may read it, not overwrite or forget it."""
-    slot, key = _slot_key(fact)
-    open_store(database).protect(slot, key)
-    click.echo(f"protected: {slot}/{key}")
-
-
-@cli.command()
-@click.argument("fact", metavar="SLOT/KEY")
-@database_option
-def unprotect(fact, database):
-    """Let agents overwrite and forget SLOT/KEY again."""
-    slot, key = _slot_key(fact)
-    open_store(database).unprotect(slot, key)
-    click.echo(f"unprotected: {slot}/{key}")
+    """,
+)
+_mark_command(
+    "unpin",
+    "unpinned",
+    "Unpin SLOT/KEY: it reaches a context only when relevant, and may be pruned.",
+)
+_mark_command(
+    "protect", "protected", "Protect SLOT/KEY: agents may read it, not overwrite or forget it."
+)
+_mark_command("unprotect", "unprotected", "Let agents overwrite and forget SLOT/KEY again.")
 
 
 def _slot_key(fact: str) -> tuple[str, str]:
