@@ -53,3 +53,7 @@ class ReadOnlyDatabase(StorageError):
 
 class DiskFull(StorageError):
     """The disk holding the file is full; the write was rolled back."""
+
+
+class ReplicationError(SlotmemError):
+    """Litestream is missing, or a replication, restore or follow failed."""

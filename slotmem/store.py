@@ -18,7 +18,7 @@ from .errors import InvalidInput, ProtectedFact, StorageError
 from .records import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
 from .search import DocFreqs, Query, Ranking
 from .search.relevance import DEFAULT_FLOOR
-from .storage import access, backup, db, health, migrate, retention, wal
+from .storage import access, backup, db, health, litestream, migrate, retention, wal
 from .vectors.semantic import Semantic
 
 UPSERT_SQL = """
@@ -82,13 +82,18 @@ class Store:
         """Open the slotmem file at ``path``. ``create=True`` makes it (and its directory) when
         it does not exist; otherwise a missing file is a DatabaseNotFound. A file that is not
         slotmem's (another application's SQLite database) is refused and left untouched.
-        ``readonly`` (default: when this process cannot write the file or its directory) opens
-        it for reading only: get, list, search, doctor and stats work, writes raise
+        ``readonly`` (default: when this process cannot write the file or its directory, or the
+        file is a follower kept by ``slotmem follow``) opens it for reading only: get, list,
+        search (without access tracking), doctor and stats work, writes raise
         ReadOnlyDatabase."""
         self.path = db.checked_path(path)
         exists = self.path.exists()
+        self.follower = exists and litestream.is_follower(self.path)
+        if self.follower and readonly is False:
+            raise InvalidInput(f"{self.path} is a follower (slotmem follow): it is only read")
         if exists:
             self.readonly = not db.writable(self.path) if readonly is None else bool(readonly)
+            self.readonly = self.readonly or self.follower
         elif not create:
             raise db.not_found(self.path)
         elif readonly:
@@ -613,7 +618,7 @@ class Store:
         """One row per check (name, ok, detail, and the fix when not ok): integrity, the
         full-text indexes, the schema, the semantic leg, the journal mode."""
         conn = self.conn
-        journal = health.journal_check(conn, self._connections.immutable)
+        journal = health.journal_check(conn, self._connections.immutable, self.follower)
         wal_row = wal.check(conn, self.path, can_checkpoint=not self.readonly)
         return [*health.checks(conn), *self.semantic.checks(), journal, wal_row]
 
@@ -625,7 +630,9 @@ class Store:
             done = [health.rebuild_fts(self.conn)]
             if self.semantic.rebuild_index():
                 done.append("rebuilt the vector index from memory_embeddings")
-        if self.checkpoint():
+        if litestream.replicated(self.conn):
+            done.append("the WAL is left to Litestream, which replicates this file")
+        elif self.checkpoint():
             done.append("checkpointed and truncated the WAL")
         else:
             done.append("the WAL is pinned by a reader: not checkpointed (see the WAL row)")

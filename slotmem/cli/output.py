@@ -6,6 +6,7 @@ import csv
 import datetime
 import io
 import json
+import sys
 
 import click
 
@@ -96,3 +97,16 @@ def fact_rows(facts, fmt) -> list[dict]:
 
 def echo_json(data) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def print_doctor(rows: list[dict], as_json: bool = False) -> None:
+    """A doctor report, one line per check; exit status 1 when a check failed."""
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        for row in rows:
+            mark = {True: "ok ", False: "BAD", None: "-- "}[row["ok"]]
+            fix = f"  fix: {row['fix']}" if row["fix"] else ""
+            click.echo(f"[{mark}] {row['check']}: {row['detail']}{fix}")
+    if any(row["ok"] is False for row in rows):
+        sys.exit(1)

@@ -11,7 +11,7 @@ import click
 
 from ..errors import CorruptDatabase, StorageError
 from .app import cli, database_option, open_store
-from .output import emit, format_options
+from .output import emit, format_options, print_doctor
 
 
 @cli.command()
@@ -187,16 +187,7 @@ def doctor(repair, as_json, database):
     if repair:
         for line in store.repair():
             click.echo(line)
-    results = store.doctor()
-    if as_json:
-        click.echo(json.dumps(results, indent=2))
-    else:
-        for row in results:
-            mark = {True: "ok ", False: "BAD", None: "-- "}[row["ok"]]
-            fix = f"  fix: {row['fix']}" if row["fix"] else ""
-            click.echo(f"[{mark}] {row['check']}: {row['detail']}{fix}")
-    if any(row["ok"] is False for row in results):
-        sys.exit(1)
+    print_doctor(store.doctor(), as_json)
 
 
 @cli.command()

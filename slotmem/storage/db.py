@@ -25,6 +25,7 @@ from ..errors import (
     StorageError,
     StoreBusy,
 )
+from . import litestream
 
 DRIVER_ENV = "SLOTMEM_SQLITE_DRIVER"
 DRIVERS = ("sqlean", "pysqlite3", "sqlite3")
@@ -155,6 +156,7 @@ def configure(conn, path: str | os.PathLike, readonly: bool = False) -> None:
         if not readonly:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
+
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
@@ -237,7 +239,11 @@ def translate(error: Exception, path: str | os.PathLike = "the database") -> Exc
 
 @contextlib.contextmanager
 def transaction(conn, path: str | os.PathLike = "the database"):
-    """A write transaction begun with BEGIN IMMEDIATE (a savepoint when one is already open)."""
+    """A write transaction begun with BEGIN IMMEDIATE (a savepoint when one is already open).
+    On a file Litestream replicates, the commit makes no automatic checkpoint: checked at every
+    transaction, because Litestream may have started after this connection was opened."""
+    if litestream.has_state(path):
+        conn.execute("PRAGMA wal_autocheckpoint = 0")
     if conn.in_transaction:
         conn.execute("SAVEPOINT slotmem")
         try:
@@ -267,7 +273,8 @@ def transaction(conn, path: str | os.PathLike = "the database"):
 
 
 class Connections:
-    """One connection per thread (and per process: a fork gets a fresh one).
+    """One connection per thread (and per process: a fork gets a fresh one). A follower's
+    connections start afresh after each step Litestream applies to it (storage/litestream.py).
 
     ``readonly`` opens every connection read-only; one whose directory this process cannot
     write (no -wal or -shm can be made there) falls back to SQLite's immutable mode. ``check``
@@ -297,16 +304,35 @@ class Connections:
 
     def get(self):
         local = self._local
-        if getattr(local, "conn", None) is None or local.pid != os.getpid():
-            local.conn = self._open()
-            local.conn.row_factory = driver.Row
+        conn = getattr(local, "conn", None)
+        if conn is not None and local.pid != os.getpid():
+            conn = None  # a forked child: the parent's connection stays the parent's
+        elif (
+            conn is not None
+            and local.mark is not None
+            and not conn.in_transaction
+            and litestream.follower_mark(self.path) != local.mark  # Litestream applied more
+        ):
+            self._forget(conn)
+            conn = None
+        if conn is None:
+            local.mark = litestream.follower_mark(self.path)  # before opening: never stale
+            local.conn = conn = self._open()
+            conn.row_factory = driver.Row
             local.vec_loaded, local.vec_error = False, None
             local.pid = os.getpid()
             with self._lock:
-                self._all.append((local.pid, local.conn))
+                self._all.append((local.pid, conn))
         if self._vec_wanted and not local.vec_loaded:
-            local.vec_loaded, local.vec_error = True, load_sqlite_vec(local.conn)
-        return local.conn
+            local.vec_loaded, local.vec_error = True, load_sqlite_vec(conn)
+        return conn
+
+    def _forget(self, conn) -> None:
+        """Close ``conn`` and drop it from the list ``close`` works through."""
+        with self._lock:
+            self._all = [(owner, c) for owner, c in self._all if c is not conn]
+        with contextlib.suppress(Exception):
+            conn.close()
 
     def _open(self):
         conn = connect(self.path, self._mode)

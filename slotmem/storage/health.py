@@ -52,10 +52,12 @@ def checks(conn) -> list[dict]:
     return rows
 
 
-def journal_check(conn, immutable: bool = False) -> dict:
+def journal_check(conn, immutable: bool = False, follower: bool = False) -> dict:
     if immutable:  # SQLite reports an immutable file's mode as 'delete', whatever it is
         return check_row("WAL journal", None, "not checked: read as an immutable snapshot", "")
     mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    if follower and mode != "wal":
+        return check_row("WAL journal", True, f"{mode}: a follower, written by Litestream", "")
     return check_row("WAL journal", mode == "wal", mode, "open the file with slotmem once")
 
 

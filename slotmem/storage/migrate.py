@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ForeignDatabase, ReadOnlyDatabase, SchemaTooNew
+from . import litestream
 from .db import DatabaseError, transaction, translate
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ def check_owner(conn, path) -> None:
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
                 "AND name NOT LIKE 'sqlite_%' ORDER BY name"
             )
+            if not litestream.is_litestream_table(name)  # Litestream may add them first
         ]
         sets = set()
         if MIGRATIONS_TABLE in tables:

@@ -6,6 +6,9 @@ left open by a long-lived agent) pins the frames after its snapshot: they cannot
 the WAL cannot start over, and every write makes it longer. Nothing inside SQLite can release
 such a reader; slotmem says how large the WAL is, that a reader holds it, and which processes
 have it open, so that a person can end that reader.
+
+Litestream is such a reader by design, and checkpoints the WAL itself (storage/litestream.py):
+slotmem leaves a file it replicates alone, and judges its WAL against Litestream's limit.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from . import litestream
 from .health import check_row
 
 FIX = (
@@ -41,7 +45,10 @@ def checkpoint(conn, mode: str = "PASSIVE") -> tuple[int, int, int]:
 def checkpoint_fully(conn) -> bool:
     """Copy the whole WAL into the database and truncate it, if no reader pins it. A pinned
     WAL is left alone (TRUNCATE would wait the whole busy timeout for that reader). True when
-    the WAL was truncated."""
+    the WAL was truncated, and on a file Litestream replicates, which slotmem leaves to
+    Litestream to checkpoint (see storage/litestream.py)."""
+    if litestream.replicated(conn):
+        return True
     _, log, done = checkpoint(conn)
     if log > done:
         return False
@@ -56,6 +63,19 @@ def report(conn, path: Path, *, can_checkpoint: bool) -> tuple[bool, str]:
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]
     pages = conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
     normal = max(main, page_size * max(pages, 1000))
+    replicated = litestream.wal_limit(conn)
+    if replicated is not None:
+        if wal <= replicated:
+            return True, (
+                f"{megabytes(wal)} (database {megabytes(main)}; Litestream replicates this file "
+                f"and truncates its WAL past {megabytes(replicated)})"
+            )
+        return False, (
+            f"the WAL is {megabytes(wal)}, past the {megabytes(replicated)} at which Litestream "
+            "truncates it: Litestream is not running for this file (start 'slotmem "
+            "replicate'), or a connection keeps an old read transaction open; processes with "
+            f"the file open: {', '.join(holding(path)) or 'none found'}"
+        )
     if wal <= normal:
         return True, f"{megabytes(wal)} (database {megabytes(main)})"
     pinned = ""
