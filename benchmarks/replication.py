@@ -15,6 +15,10 @@ restore: a file of --facts facts (100,000) is replicated, 1,000 facts are update
 replica is restored with `slotmem restore-from` (Litestream's restore, then doctor on the new
 file: both timed), latest and at a timestamp before the updates.
 
+beside: beside a running Litestream, how long a TRUNCATE checkpoint (another program's) and
+`slotmem prune` take; then, with Litestream killed, 100 facts written, slotmem's prune or a
+PASSIVE checkpoint, one more write, Litestream restarted: what a restored copy lacks.
+
 storage: an hour of writes with slotmem's default settings, then with Litestream's own defaults (one write per second, three new
 facts for each update of an existing one, into a file of --base facts), simulated in 1/--scale
 of the time: every Litestream interval (the sync and file-monitor intervals, the compaction
@@ -68,7 +72,7 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def build(path: Path, n: int, corpus: Corpus) -> Store:
-    store, items = Store(path), corpus.facts(n)
+    store, items = Store(path, create=True), corpus.facts(n)
     for start in range(0, n, 50_000):
         store.upsert_many(items[start : start + 50_000])
     store.checkpoint()
@@ -314,6 +318,74 @@ def bench_storage(folder: Path, url_for, base: int, scale: float) -> None:
         simulate_hour(folder, url_for(f"hour-{number}"), base, scale, overrides)
 
 
+# -- living beside Litestream --------------------------------------------------------------------
+def restored_facts(url: str, folder: Path, name: str) -> set:
+    replication.restore(url, folder / name)
+    with Store(folder / name) as copy:
+        return {(f.slot, f.key, f.value) for f in copy.list_facts(limit=None)}
+
+
+def bench_beside(folder: Path, url_for) -> None:
+    """What a checkpoint costs beside a running Litestream, and what one made while it is down
+    loses from the replica."""
+    corpus = Corpus(seed=19)
+    print(f"{'beside Litestream':>34} | result")
+    source = folder / "beside.db"
+    store = build(source, 2_000, corpus)
+    url = url_for("beside")
+    proc = slotmem("replicate", "-d", str(source), "--to", url, log=folder / "beside.log")
+    time.sleep(3)
+    raw = replication_free_connection(source)
+    for label, run in [
+        (
+            "TRUNCATE checkpoint (10 s timeout)",
+            lambda: raw.execute("PRAGMA wal_checkpoint(TRUNCATE)"),
+        ),
+        ("slotmem prune", store.prune),
+    ]:
+        store.upsert("user", "stall", corpus.sentence())
+        start = time.perf_counter()
+        run()
+        print(f"{label:>34} | {time.perf_counter() - start:.2f} s", flush=True)
+    for label, checkpoint in [
+        ("while down, slotmem prune", store.prune),
+        ("while down, a PASSIVE checkpoint", lambda: raw.execute("PRAGMA wal_checkpoint(PASSIVE)")),
+    ]:
+        time.sleep(2)  # everything so far is in the replica
+        stop_hard(proc)
+        store.upsert_many(
+            {"slot": "project", "key": f"down.{label}.{i}", "value": corpus.sentence()}
+            for i in range(100)
+        )
+        checkpoint()
+        store.upsert("user", "after", label)  # starts the WAL over if it was checkpointed
+        expected = {(f.slot, f.key, f.value) for f in store.list_facts(limit=None)}
+        proc = slotmem("replicate", "-d", str(source), "--to", url, log=folder / "beside.log")
+        time.sleep(4)
+        got = restored_facts(url, folder, f"beside-{len(expected)}.db")
+        print(
+            f"{label:>34} | restored copy lacks {len(expected - got)} of {len(expected)} facts",
+            flush=True,
+        )
+    stop(proc)
+    raw.close()
+    store.close()
+
+
+def replication_free_connection(path: Path):
+    """A plain connection of slotmem's driver, as another program would open the file."""
+    from slotmem.storage import db
+
+    conn = db.driver.connect(str(path), isolation_level=None)
+    conn.execute("PRAGMA busy_timeout = 10000")
+    return conn
+
+
+def stop_hard(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+
+
 # -- S3 on loopback ------------------------------------------------------------------------------
 @contextlib.contextmanager
 def moto_s3():
@@ -338,14 +410,14 @@ def moto_s3():
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--only", choices=["lag", "restore", "storage"], action="append")
+    parser.add_argument("--only", choices=["lag", "restore", "storage", "beside"], action="append")
     parser.add_argument("--s3", action="store_true", help="an S3 replica (moto on 127.0.0.1)")
     parser.add_argument("--base", type=int, default=10_000, help="facts in the lag/storage file")
     parser.add_argument("--seconds", type=float, default=30, help="writing time per lag rate")
     parser.add_argument("--facts", type=int, default=100_000, help="facts in the restored file")
     parser.add_argument("--scale", type=float, default=20, help="the simulated hour's speed-up")
     args = parser.parse_args(argv)
-    parts = args.only or ["lag", "restore", "storage"]
+    parts = args.only or ["lag", "restore", "storage", "beside"]
     print(
         f"# Litestream {subprocess.check_output([replication.binary(), 'version'], text=True).strip()}"
     )
@@ -361,6 +433,8 @@ def main(argv=None) -> None:
             bench_restore(folder, url_for("big"), args.facts)
         if "storage" in parts:
             bench_storage(folder, url_for, args.base, args.scale)
+        if "beside" in parts:
+            bench_beside(folder, url_for)
 
 
 if __name__ == "__main__":
