@@ -333,7 +333,11 @@ class Processes:
 
     def kill(self, proc, sig=signal.SIGKILL):
         os.killpg(proc.pid, sig)
-        proc.wait(timeout=WAIT_S)
+        try:
+            proc.wait(timeout=WAIT_S)
+        except subprocess.TimeoutExpired:  # a last sync to a replica already gone: stop it
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=WAIT_S)
 
     def stop(self):
         for proc, log in self.running:

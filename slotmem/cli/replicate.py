@@ -17,6 +17,12 @@ URL_HELP = (
 )
 
 
+def output_option(text: str):
+    return click.option(
+        "-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help=text
+    )
+
+
 @cli.command()
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--to", "url", required=True, help=URL_HELP)
@@ -32,7 +38,9 @@ URL_HELP = (
     show_default=True,
     help="How far back a point-in-time restore can always go (storage grows with it)",
 )
-@click.option("--snapshot-interval", help="A full snapshot this often  [default: the retention]")
+@click.option(
+    "--snapshot-interval", help="A full snapshot this often  [default: a quarter of the retention]"
+)
 @click.option(
     "--config", "print_config", is_flag=True, help="Print Litestream's config; run nothing"
 )
@@ -69,13 +77,7 @@ def replicate(files, url, sync_interval, retention, snapshot_interval, print_con
 
 @cli.command("restore-from")
 @click.argument("url")
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The new file (never overwritten)",
-)
+@output_option("The new file (never overwritten)")
 @click.option(
     "--timestamp", help="Restore the file as it was then (ISO 8601; local time without a zone)"
 )
@@ -89,20 +91,14 @@ def restore_from(url, output, timestamp):
     \b
     slotmem restore-from s3://backups/agent.db -o restored.db --timestamp 2026-11-23T14:30Z
     """
-    replication.restore(replication.replica_url(url), output, at=timestamp)
+    replication.restore(url, output, at=timestamp)
     click.echo(f"restored {url} to {output}")
     print_doctor(open_store(output).doctor())
 
 
 @cli.command()
 @click.argument("url")
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The read-only copy to keep",
-)
+@output_option("The read-only copy to keep")
 @click.option(
     "--interval",
     default=replication.FOLLOW_INTERVAL,

@@ -303,12 +303,15 @@ def timestamp(text: str) -> str:
     return when.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def restore_command(output: Path, config: Path | str, at: str | None, follow: bool) -> list[str]:
+def restore_command(
+    output: Path, config: Path | str, *, at: str | None = None, follow: str | None = None
+) -> list[str]:
+    """``litestream restore`` to ``output``, as of ``at`` or following every ``follow``."""
     args = [binary(), "restore", "-config", str(config), "-o", str(output)]
     if at:
         args += ["-timestamp", at]
     if follow:
-        args += ["-f", "-follow-interval", FOLLOW_INTERVAL]
+        args += ["-f", "-follow-interval", follow]
     return [*args, str(output)]  # the config's entry for this output names the replica
 
 
@@ -317,7 +320,7 @@ def restore(url: str, output: Path, *, at: str | None = None) -> None:
     url, output = replica_url(url), new_path(output)
     with config_file(restore_config(url, output)) as path:
         done = subprocess.run(
-            restore_command(output, path, at and timestamp(at), follow=False),
+            restore_command(output, path, at=at and timestamp(at)),
             env=environment(),
             capture_output=True,
             text=True,
@@ -335,20 +338,19 @@ def follow(url: str, output: Path, interval: str = FOLLOW_INTERVAL) -> NoReturn:
     a follower that is ahead of the replica's latest snapshot, which is the usual case.
     """
     url, output = replica_url(url), Path(output).absolute()
+    if output.exists() and not litestream.is_follower(output):
+        raise InvalidInput(
+            f"{output} exists and is not a follower (no {litestream.txid_path(output).name} "
+            "beside it): slotmem follow never overwrites a file; pick a new path"
+        )
+    binary()  # before an earlier follower is removed: a missing extra is one line
     if output.exists():
-        if not litestream.is_follower(output):
-            raise InvalidInput(
-                f"{output} exists and is not a follower (no {litestream.txid_path(output).name} "
-                "beside it): slotmem follow never overwrites a file; pick a new path"
-            )
         for leftover in (output, *(Path(f"{output}{s}") for s in SIDECARS)):
             leftover.unlink(missing_ok=True)
     output, config = new_path(output), restore_config(url, output)
     with config_file(config) as path:
         wait_for_snapshot(url, output, path, seconds(interval))
-    args = restore_command(output, in_memory(config), None, follow=True)
-    args[args.index(FOLLOW_INTERVAL)] = interval
-    become(args)
+    become(restore_command(output, in_memory(config), follow=interval))
 
 
 def snapshots(output: Path, config: Path) -> list[dict]:
