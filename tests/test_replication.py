@@ -227,6 +227,11 @@ def test_slotmem_leaves_a_replicated_wal_to_litestream(tmp_path, caplog):
             store.upsert("user", "last", "fact")
             assert (wal_salt(path) == salt) is replicated, replicated
             assert "could not be checkpointed" not in caplog.text
+        with Store(
+            path
+        ) as again:  # opened later: off from the start (a reindex writes no other way)
+            automatic = again.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+            assert (automatic == 0) is replicated, automatic
 
 
 def test_checkpoints_do_not_wait_on_litestreams_reader(store, db_path):

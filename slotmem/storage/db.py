@@ -156,7 +156,8 @@ def configure(conn, path: str | os.PathLike, readonly: bool = False) -> None:
         if not readonly:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
-
+            if litestream.has_state(path):  # its checkpoints are Litestream's: see transaction
+                conn.execute("PRAGMA wal_autocheckpoint = 0")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
