@@ -452,6 +452,9 @@ class Store:
                 return hits
             now = self.clock()
             present = record([hit.fact.id for hit in hits], now)
+        hits = [hit for hit in hits if hit.fact.id in present]
+        if self.readonly:  # nothing was counted: the hits say what the file holds
+            return hits
         return [
             dataclasses.replace(
                 hit,
@@ -460,7 +463,6 @@ class Store:
                 ),
             )
             for hit in hits
-            if hit.fact.id in present
         ]
 
     @contextlib.contextmanager

@@ -189,7 +189,9 @@ def test_a_read_only_connection_still_answers_with_one_warning(old_facts, caplog
 def test_a_file_opened_read_only_answers_with_one_warning(old_facts, db_path, caplog):
     with Store(db_path, readonly=True) as reader, caplog.at_level(logging.WARNING, "slotmem"):
         for _ in range(2):
-            assert [h.fact.key for h in reader.query_facts("green tea")] == ["tea"]
+            hits = reader.query_facts("green tea")
+            assert [h.fact.key for h in hits] == ["tea"]
+            assert hits[0].fact.access_count == 0  # the hit does not claim an uncounted access
     assert [r.getMessage() for r in caplog.records if WARNING in r.getMessage()] == [
         f"{WARNING} in {db_path} (the file is open read-only)"
     ]
