@@ -19,6 +19,7 @@ FACT_COLUMNS = (
     "access_count",
     "pinned_at",
     "protected_at",
+    "expires_at",
 )
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
@@ -28,6 +29,7 @@ TIME_FIELDS = (
     "last_accessed",
     "pinned_at",
     "protected_at",
+    "expires_at",
     "changed_at",
 )
 
@@ -61,6 +63,7 @@ class Fact:
     access_count: int
     pinned_at: int | None = None  # when it was pinned; None: not pinned
     protected_at: int | None = None  # when a person protected it from agents; None: not
+    expires_at: int | None = None  # when it stops being returned; None: never
 
     @property
     def pinned(self) -> bool:
@@ -69,6 +72,9 @@ class Fact:
     @property
     def protected(self) -> bool:
         return self.protected_at is not None
+
+    def expired(self, now: int) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
 
     @classmethod
     def from_row(cls, row) -> Fact:
@@ -103,8 +109,15 @@ class UpsertResult:
     previous: Fact | None = None
 
 
+HISTORY_REASONS = ("update", "delete", "prune", "expired", "restore", "undo", "import", "merge")
+
+
 @dataclass(frozen=True)
 class HistoryEntry:
+    """A fact as it was before a change (``reason``, one of HISTORY_REASONS) made at
+    ``changed_at`` by ``changed_by``. ``version`` numbers the entries of one slot/key from 1,
+    oldest first: ``Store.restore(slot, key, version=N)`` brings one back."""
+
     fact_id: str
     slot: str
     key: str
@@ -112,9 +125,17 @@ class HistoryEntry:
     confidence: float
     quality: int
     source: str | None
-    reason: str  # "update" | "delete" | "prune"
+    reason: str
     changed_at: int
     changed_by: str | None
+    created_at: int = 0
+    updated_at: int = 0
+    last_accessed: int = 0
+    access_count: int = 0
+    pinned_at: int | None = None
+    protected_at: int | None = None
+    expires_at: int | None = None
+    version: int = 0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -141,6 +162,7 @@ class PruneReport:
     removed: list[Fact] = field(default_factory=list)
     protected: int = 0  # facts over cap kept because they are recent, often used or pinned
     dry_run: bool = False
+    expired: list[Fact] = field(default_factory=list)  # removed because they expired
 
     def to_dict(self) -> dict:
         return {
@@ -148,6 +170,47 @@ class PruneReport:
             "count": self.count,
             "cap": self.cap,
             "removed": [fact.key for fact in self.removed],
+            "expired": [fact.key for fact in self.expired],
             "protected": self.protected,
             "dry_run": self.dry_run,
+        }
+
+
+@dataclass(frozen=True)
+class Change:
+    """One fact changed (or that would be) by a restore, an undo, an import or a dedupe:
+    ``action`` says what happened to ``slot``/``key``; ``value`` is its value afterwards (None:
+    gone), ``old_value`` before (None: there was none); ``note`` says why, when it was left."""
+
+    action: str
+    slot: str
+    key: str
+    value: str | None = None
+    old_value: str | None = None
+    note: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class ChangeReport:
+    """What a restore, undo-flush, import or dedupe did, one Change per fact."""
+
+    changes: list[Change] = field(default_factory=list)
+    dry_run: bool = False
+    records: dict[str, int] = field(default_factory=dict)  # other rows written (an import's)
+
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for change in self.changes:
+            counts[change.action] = counts.get(change.action, 0) + 1
+        return counts
+
+    def to_dict(self) -> dict:
+        return {
+            "dry_run": self.dry_run,
+            "counts": self.counts(),
+            "records": self.records,
+            "changes": [change.to_dict() for change in self.changes],
         }

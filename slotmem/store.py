@@ -15,30 +15,34 @@ from pathlib import Path
 
 from . import search, validation
 from .errors import InvalidInput, ProtectedFact, StorageError
-from .records import Fact, HistoryEntry, Hit, PruneReport, SlotPolicy, UpsertResult
-from .search import DocFreqs, Query, Ranking
+from .records import (
+    HISTORY_REASONS,
+    Change,
+    ChangeReport,
+    Fact,
+    HistoryEntry,
+    Hit,
+    PruneReport,
+    SlotPolicy,
+    UpsertResult,
+)
+from .search import DocFreqs, Query, Ranking, duplicates
 from .search.relevance import DEFAULT_FLOOR
-from .storage import access, backup, db, health, litestream, migrate, retention, wal
+from .storage import (
+    access,
+    backup,
+    db,
+    health,
+    lifecycle,
+    litestream,
+    migrate,
+    retention,
+    rows,
+    transfer,
+    wal,
+)
 from .vectors.semantic import Semantic
 
-UPSERT_SQL = """
-INSERT INTO memory_facts
-    (id, slot, key, value, confidence, source, created_at, updated_at, last_accessed,
-     protected_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (slot, key) DO UPDATE SET
-    value = excluded.value, confidence = excluded.confidence,
-    source = excluded.source, updated_at = excluded.updated_at,
-    protected_at = coalesce(memory_facts.protected_at, excluded.protected_at)
-"""
-ARCHIVE_SQL = """
-INSERT INTO memory_fact_history
-    (fact_id, slot, key, value, confidence, quality, source, created_at, updated_at,
-     last_accessed, access_count, reason, changed_at, changed_by)
-SELECT id, slot, key, value, confidence, quality, source, created_at, updated_at,
-       last_accessed, access_count, ?, ?, ?
-FROM memory_facts WHERE seq = ?
-"""
 log = logging.getLogger("slotmem")
 LIST_ORDERS = {
     "accessed": "last_accessed DESC, seq DESC",
@@ -136,13 +140,15 @@ class Store:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _row(self, slot: str, key: str):
-        return self.conn.execute(
+    def _row(self, slot: str, key: str, now: int | None = None):
+        """The row of slot/key; with ``now``, None when it has expired by then."""
+        row = self.conn.execute(
             "SELECT * FROM memory_facts WHERE slot = ? AND key = ?", (slot, key)
         ).fetchone()
+        return None if row is None or (now is not None and _expired(row, now)) else row
 
     def _archive(self, seq: int, reason: str, now: int, by: str | None) -> None:
-        self.conn.execute(ARCHIVE_SQL, (reason, now, by, seq))
+        rows.archive(self.conn, seq, reason, now, by)
 
     # -- writes -----------------------------------------------------------------------------
     @_translated
@@ -154,6 +160,8 @@ class Store:
         *,
         confidence: float = 1.0,
         source: str | None = None,
+        ttl=None,
+        expires_at=None,
         protect: bool = False,
         allow_protected: bool = True,
     ) -> UpsertResult:
@@ -161,37 +169,50 @@ class Store:
 
         ``protect``: a person wrote it, so agents may not overwrite or forget it (it stays
         protected until ``unprotect``). ``allow_protected=False`` (what agents pass) refuses to
-        change a protected fact with ProtectedFact."""
-        item = validation.fact(slot, key, value, confidence, source)
+        change a protected fact with ProtectedFact.
+
+        ``ttl`` (seconds, a ``timedelta`` or text such as ``"2h"``, ``"3d"``) or ``expires_at``
+        (a moment: see ``validation.moment``) makes the fact expire: from then on it is never
+        returned, and ``prune`` moves it into history (reason ``expired``). A write without
+        either makes the fact permanent again."""
+        now = self.clock()
+        item = (
+            *validation.fact(slot, key, value, confidence, source),
+            _expiry(ttl, expires_at, now),
+        )
         vectors = self.semantic.prepare([item[2]])  # before the write lock: models can be slow
         with self.transaction():
-            result = self._write(item, self.clock(), protect=protect, guard=not allow_protected)
+            result = self._write(item, now, protect=protect, guard=not allow_protected)
             self.semantic.write(vectors, _changed([result]))
         return result
 
     @_translated
     def upsert_many(self, items: Iterable[Mapping]) -> list[UpsertResult]:
-        """Upsert many facts in one transaction; one invalid item rejects the whole batch."""
+        """Upsert many facts in one transaction; one invalid item rejects the whole batch.
+        Each item: slot, key, value, and optionally confidence, source, ttl, expires_at."""
+        now = self.clock()
         checked = []
         for number, item in enumerate(items):
             try:
-                extra = set(item) - {"slot", "key", "value", "confidence", "source"}
+                extra = set(item) - {"slot", "key", "value", "confidence", "source", *EXPIRY}
                 if extra:
                     raise InvalidInput(f"unknown field(s) {sorted(extra)}")
                 checked.append(
-                    validation.fact(
-                        item["slot"],
-                        item["key"],
-                        item["value"],
-                        item.get("confidence", 1.0),
-                        item.get("source"),
+                    (
+                        *validation.fact(
+                            item["slot"],
+                            item["key"],
+                            item["value"],
+                            item.get("confidence", 1.0),
+                            item.get("source"),
+                        ),
+                        _expiry(item.get("ttl"), item.get("expires_at"), now),
                     )
                 )
             except (KeyError, TypeError) as e:
                 raise InvalidInput(f"item {number}: needs slot, key and value ({e!r})") from None
             except InvalidInput as e:
                 raise InvalidInput(f"item {number}: {e}") from None
-        now = self.clock()
         vectors = self.semantic.prepare([item[2] for item in checked])
         with self.transaction():
             results = self._write_all(checked, now)
@@ -208,19 +229,16 @@ class Store:
             pair = item[:2]
             if pair in existing or pair in written:
                 if batch:
-                    self.conn.executemany(UPSERT_SQL, batch)
+                    self.conn.executemany(rows.UPSERT_SQL, batch)
                     batch.clear()
                 results.append(self._write(item, now))
             else:
-                slot, key, value, confidence, source = item
-                fact = Fact(
-                    secrets.token_hex(8), slot, key, value, confidence, 0, source, now, now, now, 0
-                )
-                batch.append((fact.id, *item, now, now, now, None))
+                fact = _new_fact(item, now)
+                batch.append(_upsert_row(fact))
                 results.append(UpsertResult("created", fact))
             written.add(pair)
         if batch:
-            self.conn.executemany(UPSERT_SQL, batch)
+            self.conn.executemany(rows.UPSERT_SQL, batch)
         return results
 
     def _existing(self, items: list[tuple], chunk: int = 500) -> set[tuple[str, str]]:
@@ -238,33 +256,20 @@ class Store:
     def _write(
         self, item: tuple, now: int, *, protect: bool = False, guard: bool = False
     ) -> UpsertResult:
-        slot, key, value, confidence, source = item
+        slot, key, value, confidence, source, expires = item
         protected_at = now if protect else None
         row = self._row(slot, key)
+        if row is not None and _expired(row, now):  # gone for every reader: a new fact
+            if guard and row["protected_at"] is not None:
+                raise _protected(slot, key, "overwrite")
+            self._remove(row["seq"], "expired", now, source)
+            row = None
         if row is None:
-            fact_id = secrets.token_hex(8)
-            self.conn.execute(
-                UPSERT_SQL,
-                (fact_id, slot, key, value, confidence, source, now, now, now, protected_at),
-            )
-            fact = Fact(
-                fact_id,
-                slot,
-                key,
-                value,
-                confidence,
-                0,
-                source,
-                now,
-                now,
-                now,
-                0,
-                None,
-                protected_at,
-            )
+            fact = _new_fact(item, now, protected_at)
+            self.conn.execute(rows.UPSERT_SQL, _upsert_row(fact))
             return UpsertResult("created", fact)
         old = Fact.from_row(row)
-        if old.value == value and old.confidence == confidence:
+        if (old.value, old.confidence, old.expires_at) == (value, confidence, expires):
             if protect and not old.protected:
                 self.conn.execute(
                     "UPDATE memory_facts SET protected_at = ? WHERE seq = ?", (now, row["seq"])
@@ -274,36 +279,40 @@ class Store:
         if guard and old.protected:
             raise _protected(slot, key, "overwrite")
         self._archive(row["seq"], "update", now, source)
-        self.conn.execute(
-            UPSERT_SQL,
-            (old.id, slot, key, value, confidence, source, now, now, now, protected_at),
-        )
         fact = dataclasses.replace(
             old,
             value=value,
             confidence=confidence,
             source=source,
             updated_at=now,
+            expires_at=expires,
             protected_at=old.protected_at or protected_at,
         )
+        self.conn.execute(rows.UPSERT_SQL, _upsert_row(fact))
         return UpsertResult("updated", fact, old)
+
+    def _remove(self, seq: int, reason: str, now: int, by: str | None) -> None:
+        """Inside a transaction: the row into history, out of every index, out of the table."""
+        self._archive(seq, reason, now, by)
+        self.semantic.forget([seq])
+        self.conn.execute("DELETE FROM memory_facts WHERE seq = ?", (seq,))
 
     @_translated
     def delete(
         self, slot: str, key: str, *, source: str | None = None, allow_protected: bool = True
     ) -> bool:
-        """Delete the fact; its last state goes to history. False when there was none.
-        ``allow_protected=False`` (what agents pass) refuses a protected fact (ProtectedFact)."""
+        """Delete the fact; its last state goes to history. False when there was none (an
+        expired fact is none: ``prune`` removes it). ``allow_protected=False`` (what agents
+        pass) refuses a protected fact (ProtectedFact)."""
         slot, key = validation.slot(slot), validation.key(key)
         with self.transaction():
-            row = self._row(slot, key)
+            now = self.clock()
+            row = self._row(slot, key, now)
             if row is None:
                 return False
             if not allow_protected and row["protected_at"] is not None:
                 raise _protected(slot, key, "forget")
-            self._archive(row["seq"], "delete", self.clock(), source)
-            self.semantic.forget([row["seq"]])
-            self.conn.execute("DELETE FROM memory_facts WHERE seq = ?", (row["seq"],))
+            self._remove(row["seq"], "delete", now, source)
         return True
 
     @_translated
@@ -314,12 +323,13 @@ class Store:
             raise InvalidInput(f"rating must be an integer from -3 to 3, not {rating!r}")
         comment = None if comment is None else validation.value(comment)
         with self.transaction():
-            row = self._row(slot, key)
+            now = self.clock()
+            row = self._row(slot, key, now)
             if row is None:
                 raise InvalidInput(f"no fact {slot}/{key} to rate")
             self.conn.execute(
                 "INSERT INTO memory_feedback (fact_id, rating, comment, at) VALUES (?, ?, ?, ?)",
-                (row["id"], rating, comment, self.clock()),
+                (row["id"], rating, comment, now),
             )
             self.conn.execute(
                 """UPDATE memory_facts SET quality = (
@@ -356,13 +366,14 @@ class Store:
         is left as it is."""
         slot, key = validation.slot(slot), validation.key(key)
         with self.transaction():
-            row = self._row(slot, key)
+            now = self.clock()
+            row = self._row(slot, key, now)
             if row is None:
                 raise InvalidInput(f"no fact {slot}/{key} to {verb}")
             if (row[column] is not None) != on:
                 self.conn.execute(
                     f"UPDATE memory_facts SET {column} = ? WHERE seq = ?",
-                    (self.clock() if on else None, row["seq"]),
+                    (now if on else None, row["seq"]),
                 )
                 row = self._row(slot, key)
         return Fact.from_row(row)
@@ -370,7 +381,8 @@ class Store:
     # -- reads ------------------------------------------------------------------------------
     @_translated
     def get(self, slot: str, key: str) -> Fact | None:
-        row = self._row(validation.slot(slot), validation.key(key))
+        """The fact slot/key, or None (none, or expired)."""
+        row = self._row(validation.slot(slot), validation.key(key), self.clock())
         return None if row is None else Fact.from_row(row)
 
     @_translated
@@ -381,33 +393,69 @@ class Store:
         limit: int | None = 50,
         order: str = "accessed",
         pinned: bool = False,
+        since=None,
+        until=None,
     ) -> list[Fact]:
         """Facts of one slot, of several (a list) or of all, most recently accessed first by
-        default; ``pinned``: only the pinned ones."""
+        default; ``pinned``: only the pinned ones; ``since``/``until``: only those last updated
+        in that window (``validation.window``). Expired facts are never listed."""
         if order not in LIST_ORDERS:
             raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}, not {order!r}")
-        params: list = (validation.slots(slot) or []) if slot else []
-        tests = [f"slot IN ({', '.join('?' * len(params))})"] if slot else []
+        now = self.clock()
+        start, stop = validation.window(since, until, now)
+        params: list = [now]
+        tests = [rows.live("?")]
+        if slot:
+            names = validation.slots(slot) or []
+            tests.append(f"slot IN ({', '.join('?' * len(names))})")
+            params.extend(names)
+        for test, value in (("updated_at >= ?", start), ("updated_at < ?", stop)):
+            if value is not None:
+                tests.append(test)
+                params.append(value)
         if pinned:
             tests.append("pinned_at IS NOT NULL")
-        where = f"WHERE {' AND '.join(tests)}" if tests else ""
-        sql = f"SELECT * FROM memory_facts {where} ORDER BY {LIST_ORDERS[order]}"
+        sql = (
+            f"SELECT * FROM memory_facts WHERE {' AND '.join(tests)} ORDER BY {LIST_ORDERS[order]}"
+        )
         if limit is not None:
             sql += " LIMIT ?"
             params.append(validation.count(limit, "limit"))
         return [Fact.from_row(row) for row in self.conn.execute(sql, params)]
 
     @_translated
-    def history(self, slot: str, key: str, *, limit: int | None = None) -> list[HistoryEntry]:
-        """Old values of (slot, key), newest first: overwrites, deletes and prunes."""
-        sql = """SELECT fact_id, slot, key, value, confidence, quality, source, reason, changed_at,
-                        changed_by FROM memory_fact_history WHERE slot = ? AND key = ?
-                 ORDER BY hid DESC"""
-        params: list = [validation.slot(slot), validation.key(key)]
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(validation.count(limit, "limit"))
-        return [HistoryEntry(*row) for row in self.conn.execute(sql, params)]
+    def history(
+        self,
+        slot: str | None = None,
+        key: str | None = None,
+        *,
+        since=None,
+        until=None,
+        reason: str | Iterable[str] | None = None,
+        limit: int | None = None,
+    ) -> list[HistoryEntry]:
+        """Old values, newest first: of slot/key, of a slot (no key), or of the whole file (no
+        slot); ``since``/``until`` keep the changes made in that window, ``reason`` those of
+        one kind (or several: HISTORY_REASONS). Each entry has its version number, which
+        ``restore`` takes."""
+        if key is not None and slot is None:
+            raise InvalidInput("history of a key needs its slot")
+        reasons = (reason,) if isinstance(reason, str) else tuple(reason or ())
+        unknown = [r for r in reasons if r not in HISTORY_REASONS]
+        if unknown:
+            raise InvalidInput(
+                f"reason must be one of {', '.join(HISTORY_REASONS)}, not {unknown[0]!r}"
+            )
+        start, stop = validation.window(since, until, self.clock())
+        return rows.history(
+            self.conn,
+            slot=None if slot is None else validation.slot(slot),
+            key=None if key is None else validation.key(key),
+            since=start,
+            until=stop,
+            reasons=reasons,
+            limit=None if limit is None else validation.count(limit, "limit"),
+        )
 
     @_translated
     def query_facts(
@@ -421,15 +469,19 @@ class Store:
         track_access: bool = True,
         explain: bool = False,
         semantic: bool = True,
+        since=None,
+        until=None,
     ) -> list[Hit]:
         """Facts matching ``text``, best first. Never raises on any text; bumps access stats.
 
         ``min_relevance`` drops hits less likely than that to be relevant (``Hit.relevance``, in
         [0, 1], the same scale for lexical and hybrid search). When the file has semantic search
         on (``slotmem reindex``) and this process can load sqlite-vec, the lexical and semantic
-        legs are fused (``semantic=False``: lexical only).
+        legs are fused (``semantic=False``: lexical only). ``since``/``until`` keep the facts
+        last updated in that window. Expired facts are never returned.
         """
         slots = validation.slots(slots)
+        start, stop = validation.window(since, until, self.clock())
         query = Query.parse(
             text,
             slots=None if slots is None else tuple(slots),
@@ -438,6 +490,8 @@ class Store:
             min_relevance=validation.relevance(min_relevance),
             explain=explain,
             semantic=semantic,
+            since=start,
+            until=stop,
         )
         with self._accesses.window(track_access) as record:
             hits = search.run(
@@ -553,6 +607,27 @@ class Store:
         return policy.min_relevance
 
     @_translated
+    def default_policy(self) -> SlotPolicy:
+        """The retention policy of every slot without one of its own (slot ``"*"``):
+        slotmem.storage.retention.DEFAULT_POLICY until ``set_default_policy``."""
+        return retention.default_policy(self.conn)
+
+    @_translated
+    def set_default_policy(
+        self, *, cap: int, min_age_days: float = 30, min_access_count: int = 3
+    ) -> SlotPolicy:
+        """Set the policy ``prune`` applies to slots that have none of their own."""
+        policy = SlotPolicy(
+            "*",
+            validation.count(cap, "cap"),
+            validation.non_negative(min_age_days, "min_age_days"),
+            validation.count(min_access_count, "min_access_count"),
+        )
+        with self.transaction():
+            retention.set_default(self.conn, policy)
+        return self.default_policy()
+
+    @_translated
     def prune_slot(
         self,
         slot: str,
@@ -562,9 +637,11 @@ class Store:
         min_access_count: int | None = None,
         dry_run: bool = False,
     ) -> PruneReport:
-        """Bring ``slot`` down towards ``cap``: see slotmem.storage.retention. Arguments default to the policy."""
+        """Remove ``slot``'s expired facts and bring it down towards ``cap``: see
+        slotmem.storage.retention. Arguments default to the slot's policy, else the default
+        policy."""
         slot = validation.slot(slot)
-        policy = self.policy(slot) or SlotPolicy(slot, 500, 30, 3)
+        policy = self.policy(slot) or self.default_policy()
         cap = policy.cap if cap is None else validation.count(cap, "cap")
         age = (
             policy.min_age_days
@@ -592,8 +669,13 @@ class Store:
 
     @_translated
     def prune(self, *, dry_run: bool = False) -> list[PruneReport]:
-        """Prune every slot that has a policy (what cron runs), then checkpoint the WAL."""
-        reports = [self.prune_slot(p.slot, dry_run=dry_run) for p in self.policies()]
+        """Prune every slot (what cron runs): each by its policy, a slot without one by the
+        default policy; then checkpoint the WAL."""
+        slots = {p.slot for p in self.policies()}
+        slots.update(
+            slot for (slot,) in self.conn.execute("SELECT DISTINCT slot FROM memory_facts")
+        )
+        reports = [self.prune_slot(slot, dry_run=dry_run) for slot in sorted(slots)]
         if not dry_run and not self.checkpoint():
             log.warning(
                 "the WAL (%s) could not be checkpointed: a connection keeps an old read "
@@ -613,6 +695,150 @@ class Store:
         """Copy the file, as of one moment, into the new file ``dest`` while other processes
         go on writing: see slotmem.storage.backup. Returns its path, facts and bytes."""
         return backup.backup(self.conn, self.path, dest)
+
+    # -- the life of a fact ---------------------------------------------------------------------
+    @_translated
+    def restore(
+        self, slot: str, key: str, *, version: int | None = None, by: str = "restore"
+    ) -> UpsertResult:
+        """Bring back a value of slot/key from history: ``version`` (as ``history`` numbers
+        them), else the newest. The value it replaces goes to history (reason ``restore``), so
+        a restore can itself be restored; a fact that was deleted, pruned or expired comes back
+        with its id, pin and access counts (an expiry already passed is dropped). Returns
+        ``UpsertResult("restored", fact, previous)``."""
+        slot, key = validation.slot(slot), validation.key(key)
+        if version is not None:
+            version = validation.positive_int(version, "version")
+        by = validation.text(by, "by", validation.MAX_SOURCE_CHARS, single_line=True)
+        entry = lifecycle.find_entry(self.conn, slot, key, version)
+        vectors = self.semantic.prepare([entry.value])
+        with self.transaction():
+            fact, previous = lifecycle.restore(self.conn, entry, now=self.clock(), by=by)
+            self.semantic.write(vectors, [fact])
+        return UpsertResult("restored", fact, previous)
+
+    @_translated
+    def undo_flush(self, source: str, *, dry_run: bool = False) -> ChangeReport:
+        """Revert what flushes of ``source`` (a transcript name as the flush reported it, or a
+        whole ``flush:...`` provenance) wrote: each fact whose value one wrote goes back to its
+        value before (``reverted``), or away when a flush created it (``deleted``); facts
+        changed since are ``kept``. Every value replaced goes to history (reason ``undo``)."""
+        source = validation.text(source, "source", validation.MAX_SOURCE_CHARS, single_line=True)
+        planned, written = lifecycle.undo_flush(
+            self.conn, source, now=self.clock(), dry_run=True, forget=self.semantic.forget
+        )
+        if dry_run:
+            return planned
+        vectors = self.semantic.prepare([fact.value for fact in written])
+        with self._accesses.exclusive(), self.transaction():
+            report, written = lifecycle.undo_flush(
+                self.conn, source, now=self.clock(), dry_run=False, forget=self.semantic.forget
+            )
+            self.semantic.write(vectors, written)
+        return report
+
+    @_translated
+    def export(self, slot: str | None = None) -> list[dict]:
+        """The records of an export (slotmem.storage.transfer): a header, then every fact of
+        ``slot`` (None: of the file) with every column, its history, feedback and policies."""
+        slot = None if slot is None else validation.slot(slot)
+        return list(transfer.export(self.conn, slot, self.clock()))
+
+    @_translated
+    def import_records(
+        self,
+        lines: Iterable[str],
+        *,
+        mode: str = "merge",
+        dry_run: bool = False,
+        name: str = "the file",
+    ) -> ChangeReport:
+        """Import an export's JSON lines (``mode``: merge, replace or skip-existing; see
+        slotmem.storage.transfer.apply). Every line is checked first, as any write is, and
+        scanned as the flusher scans facts: a bad line is an InvalidInput naming it (``name``
+        line N) and nothing is written. Values are embedded when semantic search is on."""
+        if mode not in transfer.MODES:
+            raise InvalidInput(f"mode must be one of {', '.join(transfer.MODES)}, not {mode!r}")
+        parsed = transfer.read(lines, name, self.clock())
+        if dry_run:
+            return transfer.apply(
+                self.conn, parsed, mode, now=self.clock(), dry_run=True, forget=self.semantic.forget
+            )[0]
+        vectors = self.semantic.prepare([fact.value for _, fact in parsed.facts])
+        with self._accesses.exclusive(), self.transaction():
+            report, written = transfer.apply(
+                self.conn,
+                parsed,
+                mode,
+                now=self.clock(),
+                dry_run=False,
+                forget=self.semantic.forget,
+            )
+            self.semantic.write(vectors, written)
+        return report
+
+    @_translated
+    def duplicates(
+        self, slot: str | None = None, *, threshold: float | None = None, semantic: bool = True
+    ) -> list[duplicates.Pair]:
+        """Near-duplicate pairs of facts in ``slot`` (None: in each slot), most similar first:
+        by vector similarity when the file has semantic search on (``semantic=False``: by
+        lexical overlap), at least ``threshold`` (default: the method's, in
+        slotmem.search.duplicates)."""
+        slots = [validation.slot(slot)] if slot else list(self.slots())
+        vectors = self.semantic.leg() if semantic else None
+        method = "vector" if vectors is not None else "lexical"
+        floor = duplicates.THRESHOLDS[method] if threshold is None else threshold
+        floor = validation.relevance(floor, "threshold")
+        now = self.clock()
+        found = []
+        for name in slots:
+            if vectors is not None:
+                found += duplicates.by_vectors(self.conn, name, floor, now=now, vectors=vectors)
+            else:
+                found += duplicates.by_words(self.conn, name, floor, now=now)
+        return sorted(found, key=lambda pair: (-pair.similarity, pair.slot, pair.keep.key))
+
+    @_translated
+    def dedupe(
+        self,
+        slot: str | None = None,
+        *,
+        threshold: float | None = None,
+        semantic: bool = True,
+        dry_run: bool = False,
+    ) -> ChangeReport:
+        """Merge each near-duplicate pair (``duplicates``), most similar first: the newer fact
+        stays, with both access counts and the other's history; the other goes to history
+        (reason ``merge``). A fact already merged away is not merged again."""
+        report = ChangeReport(dry_run=dry_run)
+        pairs = self.duplicates(slot, threshold=threshold, semantic=semantic)
+        with contextlib.ExitStack() as stack:
+            if not dry_run:
+                stack.enter_context(self._accesses.exclusive())
+                stack.enter_context(self.transaction())
+            gone: set[str] = set()
+            for pair in pairs:
+                if pair.keep.id in gone or pair.drop.id in gone:
+                    continue
+                gone.add(pair.drop.id)
+                note = (
+                    f"merged into {pair.keep.key} ({pair.method} similarity {pair.similarity:.2f})"
+                )
+                report.changes.append(
+                    Change(
+                        "merged", pair.slot, pair.drop.key, pair.keep.value, pair.drop.value, note
+                    )
+                )
+                if not dry_run:
+                    lifecycle.merge(
+                        self.conn,
+                        pair.keep,
+                        pair.drop,
+                        now=self.clock(),
+                        forget=self.semantic.forget,
+                    )
+        return report
 
     # -- health -------------------------------------------------------------------------------
     @_translated
@@ -643,18 +869,24 @@ class Store:
     # -- introspection ----------------------------------------------------------------------
     @_translated
     def slots(self) -> dict[str, int]:
-        rows = self.conn.execute(
-            "SELECT slot, count(*) FROM memory_facts GROUP BY slot ORDER BY slot"
+        """Facts per slot (expired ones left out)."""
+        found = self.conn.execute(
+            f"SELECT slot, count(*) FROM memory_facts WHERE {rows.live('?')} "
+            "GROUP BY slot ORDER BY slot",
+            (self.clock(),),
         )
-        return {slot: count for slot, count in rows}
+        return {slot: count for slot, count in found}
 
     @_translated
     def stats(self) -> dict:
         conn = self.conn
+        slots = self.slots()
+        total = conn.execute("SELECT count(*) FROM memory_facts").fetchone()[0]
         return {
             "path": str(self.path),
-            "facts": conn.execute("SELECT count(*) FROM memory_facts").fetchone()[0],
-            "slots": self.slots(),
+            "facts": sum(slots.values()),
+            "expired": total - sum(slots.values()),  # until prune moves them into history
+            "slots": slots,
             "history": conn.execute("SELECT count(*) FROM memory_fact_history").fetchone()[0],
             "feedback": conn.execute("SELECT count(*) FROM memory_feedback").fetchone()[0],
             "file_bytes": wal.size(self.path),
@@ -677,12 +909,69 @@ def _make_directory(directory: Path) -> None:
         ) from None
 
 
+def _changed(results: list[UpsertResult]) -> list[Fact]:
+    return [result.fact for result in results if result.action != "unchanged"]
+
+
+EXPIRY = ("ttl", "expires_at")
+
+
+def _expiry(ttl, expires_at, now: int) -> int | None:
+    """When a fact written now expires: ``ttl`` after now, or at ``expires_at`` (None: never)."""
+    if ttl is not None and expires_at is not None:
+        raise InvalidInput("give ttl or expires_at, not both")
+    if ttl is not None:
+        return now + validation.duration(ttl)
+    if expires_at is None:
+        return None
+    moment = validation.moment(expires_at, now, "expires_at")
+    if moment <= now:
+        raise InvalidInput("expires_at is not in the future")
+    return moment
+
+
+def _expired(row, now: int) -> bool:
+    return row["expires_at"] is not None and row["expires_at"] <= now
+
+
+def _new_fact(item: tuple, now: int, protected_at: int | None = None) -> Fact:
+    slot, key, value, confidence, source, expires = item
+    return Fact(
+        secrets.token_hex(8),
+        slot,
+        key,
+        value,
+        confidence,
+        0,
+        source,
+        now,
+        now,
+        now,
+        0,
+        protected_at=protected_at,
+        expires_at=expires,
+    )
+
+
+def _upsert_row(fact: Fact) -> tuple:
+    """rows.UPSERT_SQL's parameters for ``fact``."""
+    return (
+        fact.id,
+        fact.slot,
+        fact.key,
+        fact.value,
+        fact.confidence,
+        fact.source,
+        fact.created_at,
+        fact.updated_at,
+        fact.last_accessed,
+        fact.protected_at,
+        fact.expires_at,
+    )
+
+
 def _protected(slot: str, key: str, verb: str) -> ProtectedFact:
     return ProtectedFact(
         f"{slot}/{key} is protected (a person wrote it): an agent cannot {verb} it. Ask the "
         f"person, or they can run 'slotmem unprotect {slot}/{key}'"
     )
-
-
-def _changed(results: list[UpsertResult]) -> list[Fact]:
-    return [result.fact for result in results if result.action != "unchanged"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 
@@ -112,3 +113,120 @@ def slots(names) -> list[str] | None:
     if isinstance(names, str):
         names = [names]
     return [slot(name) for name in names]
+
+
+# -- times -------------------------------------------------------------------------------------
+SECOND_MS = 1000
+UNIT_MS = {
+    "s": SECOND_MS,
+    "m": 60 * SECOND_MS,
+    "h": 3600 * SECOND_MS,
+    "d": 86_400 * SECOND_MS,
+    "w": 7 * 86_400 * SECOND_MS,
+    "mo": 30 * 86_400 * SECOND_MS,
+    "y": 365 * 86_400 * SECOND_MS,
+}
+_UNIT_WORDS = {
+    "s": "s sec secs second seconds",
+    "m": "m min mins minute minutes",
+    "h": "h hr hrs hour hours",
+    "d": "d day days",
+    "w": "w wk wks week weeks",
+    "mo": "mo month months",
+    "y": "y yr yrs year years",
+}
+_UNITS = {word: unit for unit, words in _UNIT_WORDS.items() for word in words.split()}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)")
+_DURATION_GLUE = re.compile(r"[\s,]+|\band\b")
+MAX_TTL_MS = 100 * UNIT_MS["y"]
+
+
+def duration(value, what: str = "ttl") -> int:
+    """Milliseconds > 0 from a ``timedelta``, a number of seconds, or text: ``90s``, ``15m``,
+    ``2h``, ``3d``, ``2w``, ``6mo``, ``1y``, combined (``1h30m``) or spelled out (``2 hours``)."""
+    if isinstance(value, bool):
+        raise InvalidInput(f"{what} must be a duration such as '2h' or '3d', not {value!r}")
+    if isinstance(value, datetime.timedelta):
+        ms = value.total_seconds() * SECOND_MS
+    elif isinstance(value, (int, float)):
+        ms = float(value) * SECOND_MS
+    elif isinstance(value, str):
+        ms = _parse_duration(value, what)
+    else:
+        raise InvalidInput(f"{what} must be a duration such as '2h' or '3d', not {value!r}")
+    if math.isnan(ms) or not 0 < ms <= MAX_TTL_MS:
+        raise InvalidInput(f"{what} must be more than 0 and at most 100 years, not {value!r}")
+    return max(1, round(ms))
+
+
+def _parse_duration(text: str, what: str) -> float:
+    rest, total, found = text.strip().lower(), 0.0, False
+    position = 0
+    while position < len(rest):
+        glue = _DURATION_GLUE.match(rest, position)
+        if glue and glue.end() > position:
+            position = glue.end()
+            continue
+        part = _DURATION_PART.match(rest, position)
+        if part is None or part.group(2) not in _UNITS:
+            raise InvalidInput(
+                f"{what} {text!r} is not a duration: use a number and a unit "
+                "(s, m, h, d, w, mo, y), e.g. '2h', '3d' or '1h30m'"
+            )
+        total += float(part.group(1)) * UNIT_MS[_UNITS[part.group(2)]]
+        found, position = True, part.end()
+    if not found:
+        raise InvalidInput(f"{what} must not be empty")
+    return total
+
+
+def moment(value, now: int, what: str = "since", *, end: bool = False) -> int:
+    """Epoch milliseconds from an int (milliseconds), a ``datetime`` (naive: local time), a
+    ``date`` or ISO text (``2026-10-01``, ``2026-10-01 14:30``, ``2026-10-01T14:30:00Z``:
+    local time unless it names its offset), or a duration meaning that long before ``now``
+    (``7d``, ``2h``). A day alone is its first moment, or with ``end`` the first moment of the
+    next day (so that ``until=<day>`` includes that day)."""
+    if isinstance(value, bool):
+        raise InvalidInput(f"{what} must be a date, a time or a duration, not {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, datetime.datetime):
+        return _ms(value)
+    if isinstance(value, datetime.date):
+        return _day_ms(value, end)
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a date, a time or a duration, not {value!r}")
+    text = value.strip()
+    try:
+        if len(text) == 10:
+            return _day_ms(datetime.date.fromisoformat(text), end)
+        return _ms(datetime.datetime.fromisoformat(text.replace("Z", "+00:00")))
+    except ValueError:
+        pass
+    try:
+        return now - duration(text, what)
+    except InvalidInput:
+        raise InvalidInput(
+            f"{what} {value!r} is neither a date (2026-10-01), a time (2026-10-01 14:30) nor "
+            "a duration before now (7d, 2h)"
+        ) from None
+
+
+def _ms(moment_: datetime.datetime) -> int:
+    return round(moment_.timestamp() * SECOND_MS)  # naive: local time
+
+
+def _day_ms(day: datetime.date, end: bool) -> int:
+    if end:
+        day += datetime.timedelta(days=1)
+    return _ms(datetime.datetime(day.year, day.month, day.day))
+
+
+def window(since, until, now: int) -> tuple[int | None, int | None]:
+    """(since, until) in epoch milliseconds, each None when not given: since inclusive, until
+    exclusive (a day given as ``until`` counts whole)."""
+    start = None if since is None else moment(since, now, "since")
+    stop = None if until is None else moment(until, now, "until", end=True)
+    if start is not None and stop is not None and stop <= start:
+        raise InvalidInput("until must be later than since")
+    return start, stop

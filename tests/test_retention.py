@@ -85,12 +85,12 @@ def test_prune_all_uses_policies(store, clock):
     store.set_policy("episodic", cap=0, min_age_days=0, min_access_count=1)
     fill(store, clock, 3, slot="project")
     fill(store, clock, 2, slot="episodic")
-    fill(store, clock, 2, slot="scratch")  # no policy: never pruned
+    fill(store, clock, 2, slot="scratch")  # no policy: the default one (cap 500)
     clock.advance(days=2)
     reports = {r.slot: r for r in store.prune()}
     assert len(reports["project"].removed) == 2
     assert len(reports["episodic"].removed) == 2
-    assert "scratch" not in reports
+    assert reports["scratch"].cap == 500 and reports["scratch"].removed == []
     assert store.slots() == {"project": 1, "scratch": 2}
 
 

@@ -53,6 +53,8 @@ def run(
         min_relevance=floor,
         total=total,
         explain=query.explain,
+        since=query.since,
+        until=query.until,
     )
     hits = [lexical.to_hit(row, chosen, ranking, total, query.explain) for row in rows]
     return hits if floor is None else [hit for hit in hits if hit.relevance >= floor]

@@ -53,6 +53,8 @@ def search(
             now=now,
             explain=query.explain,
             tf=False,
+            since=query.since,
+            until=query.until,
         )
     total = relevance.query_mass(plan, query.terms, ranking)
     coverage = {row["seq"]: relevance.coverage(row["mass"], total) for row in rows}
@@ -60,7 +62,8 @@ def search(
     facts = {row["seq"]: row for row in rows}
     distance = dict(neighbours)
     distance.update(vectors.distances(blob, [seq for seq in facts if seq not in distance]))
-    facts.update(_fetch(conn, ranking, now, [seq for seq, _ in neighbours if seq not in facts]))
+    others = [seq for seq, _ in neighbours if seq not in facts]
+    facts.update(_fetch(conn, ranking, now, others, query))
     cosine = {seq: 1.0 - dist for seq, dist in distance.items() if seq in facts}
     weight = {seq: _weight(row) for seq, row in facts.items()}
     ranks = {seq: rank for rank, (seq, _) in enumerate(neighbours, 1) if seq in facts}
@@ -114,14 +117,16 @@ def _weight(row) -> float:
     return row["confidence"] * row["feedback"] * row["recency"]
 
 
-def _fetch(conn, ranking: Ranking, now: int, seqs: list[int]) -> dict:
+def _fetch(conn, ranking: Ranking, now: int, seqs: list[int], query: Query) -> dict:
+    """The vector leg's facts that the query allows (not expired, in its window)."""
     if not seqs:
         return {}
     feedback, recency = ranking.factors()
     marks = ", ".join(f":s{i}" for i in range(len(seqs)))
     params = {f"s{i}": seq for i, seq in enumerate(seqs)} | {"now": now}
+    tests = lexical.fact_tests(params, query.since, query.until, prefix="f.")
     sql = (
         f"SELECT f.*, {feedback} AS feedback, {recency} AS recency FROM memory_facts f "
-        f"WHERE f.seq IN ({marks})"
+        f"WHERE f.seq IN ({marks}) AND {' AND '.join(tests)}"
     )
     return {row["seq"]: row for row in conn.execute(sql, params)}

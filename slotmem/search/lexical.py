@@ -138,12 +138,15 @@ def search(
     total: float = 0.0,
     explain: bool = False,
     tf: bool = True,
+    since: int | None = None,
+    until: int | None = None,
 ) -> list:
     """The plan's best ``limit`` rows, scored, weighted, filtered and ordered in one statement
-    (``min_relevance`` needs ``total``, the query's idf mass: relevance.query_mass)."""
+    (``min_relevance`` needs ``total``, the query's idf mass: relevance.query_mass). Facts
+    expired at ``now`` are left out, and with ``since``/``until`` those updated outside."""
     sql, params = ranking.sql(plan, slots, explain, tf)
     params.update(now=now, limit=limit, total=total)
-    tests = []
+    tests = fact_tests(params, since, until)
     if min_score is not None:
         tests.append("score >= :min_score")
         params["min_score"] = float(min_score)
@@ -152,6 +155,19 @@ def search(
     where = f"WHERE {' AND '.join(tests)}" if tests else ""
     sql = f"SELECT * FROM ({sql}) {where} ORDER BY score DESC, seq DESC LIMIT :limit"
     return conn.execute(sql, params).fetchall()
+
+
+def fact_tests(params: dict, since: int | None, until: int | None, prefix: str = "") -> list[str]:
+    """SQL tests of a fact row that a hit must pass: not expired at ``:now``, and updated in
+    the window when one is given (its bounds added to ``params``)."""
+    tests = [f"({prefix}expires_at IS NULL OR {prefix}expires_at > :now)"]
+    if since is not None:
+        tests.append(f"{prefix}updated_at >= :since")
+        params["since"] = since
+    if until is not None:
+        tests.append(f"{prefix}updated_at < :until")
+        params["until"] = until
+    return tests
 
 
 def to_hit(row, plan: Plan, ranking: Ranking, total: float, with_explanation: bool) -> Hit:

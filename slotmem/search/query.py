@@ -12,7 +12,8 @@ class Query:
     """What ``search.run`` answers. Build it with ``Query.parse``, which never raises on any text.
 
     ``slots``: None searches every slot, an empty tuple none. ``semantic=False`` keeps a search
-    on the lexical leg even when the file has vectors.
+    on the lexical leg even when the file has vectors. Facts expired by the search's ``now``
+    are never hits.
     """
 
     text: str
@@ -23,6 +24,8 @@ class Query:
     min_relevance: float | None = None  # drop hits less likely than this to be relevant
     explain: bool = False
     semantic: bool = True
+    since: int | None = None  # only facts updated at or after (epoch milliseconds)
+    until: int | None = None  # only facts updated before
 
     @classmethod
     def parse(cls, text, **options) -> Query:

@@ -1,19 +1,30 @@
-"""Retention: keep each slot under its cap without losing what is used.
+"""Retention: keep each slot under its cap without losing what is used, and remove what expired.
 
-When a slot holds more than ``cap`` facts, the excess is deleted among the facts that were
-neither accessed nor updated for ``min_age_days`` and were accessed fewer than
-``min_access_count`` times, least used and oldest first. Recent or often used facts are never
-pruned, even if the slot stays over its cap, and neither are pinned facts. Every removal is kept in
-history (reason 'prune').
+- **Expired facts** (``expires_at`` passed) go first, whatever the cap, pinned or not: they are
+  no longer returned by anything, so keeping them would only hide them (history reason
+  ``expired``).
+- **Over the cap**, when a slot holds more than ``cap`` live facts, the excess is deleted among
+  the facts that were neither accessed nor updated for ``min_age_days`` and were accessed fewer
+  than ``min_access_count`` times, least used and oldest first. Recent or often used facts are
+  never pruned, even if the slot stays over its cap, and neither are pinned facts.
+- **Facts rated badly** (quality <= ``LOW_QUALITY`` from ``slotmem rate``) are prunable whatever
+  their age and use, and go first: a wrong fact keeps being read because it keeps matching.
+
+Every removal is kept in history (reason ``prune`` or ``expired``). A slot without a policy of
+its own follows the file's default policy (``DEFAULT_POLICY`` until ``set_default``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
-from ..records import Fact, PruneReport
+from ..records import Fact, PruneReport, SlotPolicy
 
 DAY_MS = 86_400_000
+LOW_QUALITY = -2
+DEFAULT_POLICY = SlotPolicy("*", 500, 30, 3, "the policy of every slot without one")
+DEFAULT_SETTING = "default_policy"  # in memory_settings, as JSON
 
 
 def prune_slot(
@@ -30,24 +41,67 @@ def prune_slot(
 ) -> PruneReport:
     """Runs inside the caller's write transaction. ``archive(seq, reason, now, by)`` copies a
     fact into history; ``forget(seqs)`` drops what other indexes (vectors) hold of them."""
-    count = conn.execute("SELECT count(*) FROM memory_facts WHERE slot = ?", (slot,)).fetchone()[0]
-    report = PruneReport(slot=slot, count=count, cap=cap, dry_run=dry_run)
-    excess = count - cap
-    if excess <= 0:
-        return report
-    cutoff = now - int(min_age_days * DAY_MS)
-    rows = conn.execute(
-        """SELECT * FROM memory_facts
-           WHERE slot = ? AND max(last_accessed, updated_at) < ? AND access_count < ?
-             AND pinned_at IS NULL
-           ORDER BY access_count ASC, last_accessed ASC, seq ASC LIMIT ?""",
-        (slot, cutoff, min_access_count, excess),
+    expired = conn.execute(
+        "SELECT * FROM memory_facts WHERE slot = ? AND expires_at <= ? ORDER BY expires_at, seq",
+        (slot, now),
     ).fetchall()
-    report.removed = [Fact.from_row(row) for row in rows]
-    report.protected = excess - len(rows)
+    count = conn.execute(
+        "SELECT count(*) FROM memory_facts WHERE slot = ? AND (expires_at IS NULL OR expires_at > ?)",
+        (slot, now),
+    ).fetchone()[0]
+    report = PruneReport(slot=slot, count=count, cap=cap, dry_run=dry_run)
+    report.expired = [Fact.from_row(row) for row in expired]
+    rows = []
+    excess = count - cap
+    if excess > 0:
+        cutoff = now - int(min_age_days * DAY_MS)
+        rows = conn.execute(
+            """SELECT * FROM memory_facts
+               WHERE slot = ? AND pinned_at IS NULL AND (expires_at IS NULL OR expires_at > ?)
+                 AND (quality <= ? OR (max(last_accessed, updated_at) < ? AND access_count < ?))
+               ORDER BY min(quality, 0), access_count, last_accessed, seq LIMIT ?""",
+            (slot, now, LOW_QUALITY, cutoff, min_access_count, excess),
+        ).fetchall()
+        report.removed = [Fact.from_row(row) for row in rows]
+        report.protected = excess - len(rows)
     if not dry_run:
-        for row in rows:
-            archive(row["seq"], "prune", now, "prune")
-        forget([row["seq"] for row in rows])
-        conn.executemany("DELETE FROM memory_facts WHERE seq = ?", [(row["seq"],) for row in rows])
+        gone = [(row["seq"], "expired") for row in expired] + [
+            (row["seq"], "prune") for row in rows
+        ]
+        for seq, reason in gone:
+            archive(seq, reason, now, "prune")
+        forget([seq for seq, _ in gone])
+        conn.executemany("DELETE FROM memory_facts WHERE seq = ?", [(seq,) for seq, _ in gone])
     return report
+
+
+def has_default(conn) -> bool:
+    """Was the default policy set in this file (else DEFAULT_POLICY applies)?"""
+    row = conn.execute("SELECT 1 FROM memory_settings WHERE name = ?", (DEFAULT_SETTING,))
+    return row.fetchone() is not None
+
+
+def default_policy(conn) -> SlotPolicy:
+    """The policy of every slot that has none of its own."""
+    row = conn.execute("SELECT value FROM memory_settings WHERE name = ?", (DEFAULT_SETTING,))
+    found = row.fetchone()
+    if found is None:
+        return DEFAULT_POLICY
+    saved = json.loads(found[0])
+    return SlotPolicy("*", saved["cap"], saved["min_age_days"], saved["min_access_count"])
+
+
+def set_default(conn, policy: SlotPolicy) -> None:
+    """Inside the caller's transaction: ``policy`` becomes the default policy."""
+    value = json.dumps(
+        {
+            "cap": policy.cap,
+            "min_age_days": policy.min_age_days,
+            "min_access_count": policy.min_access_count,
+        }
+    )
+    conn.execute(
+        "INSERT INTO memory_settings VALUES (?, ?) "
+        "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        (DEFAULT_SETTING, value),
+    )

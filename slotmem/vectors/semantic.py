@@ -259,6 +259,22 @@ class Semantic:
         ranked = sorted(self.distances(blob, candidates).items(), key=lambda item: item[1])
         return ranked[: max(1, k)]
 
+    def stored(self, seqs: list[int], chunk: int = 500) -> dict[int, bytes]:
+        """The stored vectors of these facts (of the file's model; facts without one left out)."""
+        found: dict[int, bytes] = {}
+        dimensions, model_id = self.dimensions(), self.model_id()
+        for start in range(0, len(seqs), chunk):
+            part = seqs[start : start + chunk]
+            found.update(
+                self.conn.execute(
+                    f"""SELECT fact_seq, embedding FROM memory_embeddings
+                        WHERE fact_seq IN ({", ".join("?" * len(part))}) AND model = ?
+                        AND length(embedding) = ?""",
+                    [*part, model_id, 4 * (dimensions or 0)],
+                ).fetchall()
+            )
+        return found
+
     def distances(self, blob: bytes, seqs: list[int], chunk: int = 500) -> dict[int, float]:
         """Cosine distance of the query to the given facts, from their stored float vectors
         (unit length, as ``embedders.to_blob`` writes them and the query's)."""

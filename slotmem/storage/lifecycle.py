@@ -1,0 +1,182 @@
+"""Bringing facts back and folding them together: restore a value from history, undo what one
+flush wrote, merge two facts into one.
+
+Each runs inside the caller's write transaction (or, with ``dry_run``, only reads), archives
+every value it replaces (so each of these can itself be undone from history), and is handed
+what it needs: a connection, the time, and ``forget(seqs)`` to drop facts from the vector index.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from collections.abc import Callable
+
+from ..errors import InvalidInput
+from ..records import Change, ChangeReport, Fact, HistoryEntry
+from . import rows
+
+Forget = Callable[[list[int]], None]
+
+
+def find_entry(conn, slot: str, key: str, version: int | None) -> HistoryEntry:
+    """The history entry ``version`` of slot/key (None: the newest)."""
+    entries = rows.history(conn, slot=slot, key=key)
+    if not entries:
+        raise InvalidInput(f"{slot}/{key} has no history: there is nothing to restore")
+    for entry in entries:
+        if version is None or entry.version == version:
+            return entry
+    raise InvalidInput(
+        f"{slot}/{key} has no version {version}: its versions are 1 to {entries[0].version} "
+        f"('slotmem history {slot} {key}' lists them)"
+    )
+
+
+def restore(conn, entry: HistoryEntry, *, now: int, by: str) -> tuple[Fact, Fact | None]:
+    """``entry``'s value back as its slot/key's current one: (the fact now, the fact it
+    replaced or None). The replaced fact goes to history (reason ``restore``). A fact that is
+    gone comes back with its id, creation time, access counts and pin; an expiry already
+    passed is dropped, so that what is restored is seen. ``updated_at`` is now: the restore is
+    the latest change, and a restored fact is not pruned again at once."""
+    row = _row(conn, entry.slot, entry.key)
+    expires = entry.expires_at if entry.expires_at is not None and entry.expires_at > now else None
+    if row is None:
+        fact_id = entry.fact_id if not _id_taken(conn, entry.fact_id) else secrets.token_hex(8)
+        fact = Fact(
+            fact_id,
+            entry.slot,
+            entry.key,
+            entry.value,
+            entry.confidence,
+            entry.quality,
+            entry.source,
+            entry.created_at,
+            now,
+            entry.last_accessed,
+            entry.access_count,
+            pinned_at=entry.pinned_at,
+            protected_at=entry.protected_at,
+            expires_at=expires,
+        )
+        rows.insert(conn, fact)
+        return fact, None
+    old = Fact.from_row(row)
+    rows.archive(conn, row["seq"], "restore", now, by)
+    fact = dataclasses.replace(
+        old,
+        value=entry.value,
+        confidence=entry.confidence,
+        source=entry.source,
+        updated_at=now,
+        expires_at=expires,
+    )
+    rows.overwrite(conn, row["seq"], fact)
+    return fact, old
+
+
+def flush_source(source: str) -> Callable[[str | None], bool]:
+    """Does a fact's ``source`` say it was written by a flush of ``source`` (a transcript name
+    such as ``chat.json``, or a whole provenance ``flush:chat.json|model:...|prompt:...``)?"""
+    prefix = f"flush:{source}|"
+    return lambda text: text is not None and (text == source or text.startswith(prefix))
+
+
+def undo_flush(
+    conn, source: str, *, now: int, dry_run: bool, forget: Forget
+) -> tuple[ChangeReport, list[Fact]]:
+    """Revert every fact whose current value a flush of ``source`` wrote: to the value it had
+    before (``reverted``), or away when the flush created it (``deleted``). Facts it wrote that
+    were changed since are ``kept``. Returns the report and the facts whose value changed."""
+    matches = flush_source(source)
+    by = f"undo-flush:{source}"
+    report, written, seen = ChangeReport(dry_run=dry_run), [], set()
+    prefix = f"flush:{source}|"
+    found = conn.execute(
+        "SELECT * FROM memory_facts WHERE source = ? OR substr(source, 1, ?) = ? ORDER BY seq",
+        (source, len(prefix), prefix),
+    ).fetchall()
+    for row in found:
+        fact = Fact.from_row(row)
+        seen.add((fact.slot, fact.key))
+        entries = [
+            e for e in rows.history(conn, slot=fact.slot, key=fact.key) if e.fact_id == fact.id
+        ]
+        before = next((e for e in entries if not matches(e.source)), None)
+        if not dry_run:
+            rows.archive(conn, row["seq"], "undo", now, by)
+        if before is None:
+            report.changes.append(Change("deleted", fact.slot, fact.key, None, fact.value))
+            if not dry_run:
+                forget([row["seq"]])
+                conn.execute("DELETE FROM memory_facts WHERE seq = ?", (row["seq"],))
+            continue
+        expires = before.expires_at if before.expires_at and before.expires_at > now else None
+        restored = dataclasses.replace(
+            fact,
+            value=before.value,
+            confidence=before.confidence,
+            source=before.source,
+            updated_at=now,
+            expires_at=expires,
+        )
+        report.changes.append(Change("reverted", fact.slot, fact.key, before.value, fact.value))
+        written.append(restored)
+        if not dry_run:
+            rows.overwrite(conn, row["seq"], restored)
+    changed = conn.execute(
+        """SELECT DISTINCT h.slot, h.key, f.value, f.source FROM memory_fact_history h
+           JOIN memory_facts f ON f.id = h.fact_id
+           WHERE (h.source = ? OR substr(h.source, 1, ?) = ?) ORDER BY h.hid""",
+        (source, len(prefix), prefix),
+    ).fetchall()
+    for slot, key, value, now_from in changed:
+        if (slot, key) not in seen:
+            seen.add((slot, key))
+            note = f"changed since the flush (now from {now_from})"
+            report.changes.append(Change("kept", slot, key, value, None, note))
+    return report, written
+
+
+def merge(conn, keep: Fact, drop: Fact, *, now: int, forget: Forget) -> Fact:
+    """Fold ``drop`` into ``keep`` (same slot): ``keep``'s value stays; it gains ``drop``'s
+    accesses and pin, and ``drop``'s history (its last value included, reason ``merge``) is
+    copied under ``keep``'s key. ``drop``'s own history stays under its key."""
+    drop_seq, keep_seq = _seq(conn, drop), _seq(conn, keep)
+    rows.archive(conn, drop_seq, "merge", now, f"dedupe:{keep.slot}/{keep.key}")
+    fields = [name for name in rows.HISTORY_FIELDS if name not in ("slot", "key")]
+    conn.execute(
+        f"""INSERT INTO memory_fact_history (slot, key, {", ".join(fields)})
+            SELECT ?, ?, {", ".join(fields)} FROM memory_fact_history
+            WHERE slot = ? AND key = ? ORDER BY hid""",
+        (keep.slot, keep.key, drop.slot, drop.key),
+    )
+    forget([drop_seq])
+    conn.execute("DELETE FROM memory_facts WHERE seq = ?", (drop_seq,))
+    merged = dataclasses.replace(
+        keep,
+        access_count=keep.access_count + drop.access_count,
+        last_accessed=max(keep.last_accessed, drop.last_accessed),
+        pinned_at=keep.pinned_at if keep.pinned_at is not None else drop.pinned_at,
+    )
+    rows.overwrite(conn, keep_seq, merged)
+    return merged
+
+
+def _row(conn, slot: str, key: str):
+    return conn.execute(
+        "SELECT * FROM memory_facts WHERE slot = ? AND key = ?", (slot, key)
+    ).fetchone()
+
+
+def _seq(conn, fact: Fact) -> int:
+    row = conn.execute("SELECT seq FROM memory_facts WHERE id = ?", (fact.id,)).fetchone()
+    if row is None:
+        raise InvalidInput(f"{fact.slot}/{fact.key} is no longer in the file")
+    return row[0]
+
+
+def _id_taken(conn, fact_id: str) -> bool:
+    return (
+        conn.execute("SELECT 1 FROM memory_facts WHERE id = ?", (fact_id,)).fetchone() is not None
+    )

@@ -1,0 +1,117 @@
+"""The SQL that writes fact rows and their history: shared by the Store and the storage modules
+that restore, import and merge facts, so that every path archives a row the same way."""
+
+from __future__ import annotations
+
+from ..records import FACT_COLUMNS, Fact, HistoryEntry
+
+UPSERT_SQL = """
+INSERT INTO memory_facts
+    (id, slot, key, value, confidence, source, created_at, updated_at, last_accessed,
+     protected_at, expires_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (slot, key) DO UPDATE SET
+    value = excluded.value, confidence = excluded.confidence, source = excluded.source,
+    updated_at = excluded.updated_at, expires_at = excluded.expires_at,
+    protected_at = coalesce(memory_facts.protected_at, excluded.protected_at)
+"""
+# History keeps every column of the fact as it was (reason, when and by whom beside them).
+KEPT = ", ".join(name for name in FACT_COLUMNS if name != "id")
+ARCHIVE_SQL = f"""
+INSERT INTO memory_fact_history (fact_id, {KEPT}, reason, changed_at, changed_by)
+SELECT id, {KEPT}, ?, ?, ? FROM memory_facts WHERE seq = ?
+"""
+INSERT_SQL = (
+    f"INSERT INTO memory_facts ({', '.join(FACT_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(FACT_COLUMNS))})"
+)
+OVERWRITE_SQL = (
+    f"UPDATE memory_facts SET {', '.join(f'{name} = ?' for name in FACT_COLUMNS)} WHERE seq = ?"
+)
+HISTORY_FIELDS = (
+    "fact_id",
+    "slot",
+    "key",
+    "value",
+    "confidence",
+    "quality",
+    "source",
+    "reason",
+    "changed_at",
+    "changed_by",
+    "created_at",
+    "updated_at",
+    "last_accessed",
+    "access_count",
+    "pinned_at",
+    "protected_at",
+    "expires_at",
+)
+INSERT_HISTORY_SQL = (
+    f"INSERT INTO memory_fact_history ({', '.join(HISTORY_FIELDS)}) "
+    f"VALUES ({', '.join('?' * len(HISTORY_FIELDS))})"
+)
+LIVE = "(expires_at IS NULL OR expires_at > {now})"  # a fact not expired at {now}
+
+
+def live(now: str = ":now") -> str:
+    """The SQL test of a fact that has not expired (``now``: a parameter or a value)."""
+    return LIVE.format(now=now)
+
+
+def archive(conn, seq: int, reason: str, now: int, by: str | None) -> None:
+    """Copy the fact ``seq`` into history as it is now, with why, when and by whom."""
+    conn.execute(ARCHIVE_SQL, (reason, now, by, seq))
+
+
+def insert(conn, fact: Fact) -> None:
+    """A whole fact row, every column as given (a restored or imported fact)."""
+    conn.execute(INSERT_SQL, [getattr(fact, name) for name in FACT_COLUMNS])
+
+
+def overwrite(conn, seq: int, fact: Fact) -> None:
+    """Every column of the row ``seq`` set to ``fact``'s (the old row archived first)."""
+    conn.execute(OVERWRITE_SQL, [*(getattr(fact, name) for name in FACT_COLUMNS), seq])
+
+
+def insert_history(conn, entries: list[HistoryEntry]) -> None:
+    conn.executemany(
+        INSERT_HISTORY_SQL, [[getattr(e, name) for name in HISTORY_FIELDS] for e in entries]
+    )
+
+
+def history(
+    conn,
+    *,
+    slot: str | None = None,
+    key: str | None = None,
+    since: int | None = None,
+    until: int | None = None,
+    reasons: tuple[str, ...] = (),
+    fact_id: str | None = None,
+    limit: int | None = None,
+) -> list[HistoryEntry]:
+    """History entries, newest first, each with its version (1 = the oldest of its slot/key)."""
+    tests, params = [], []
+    for column, value in (("slot", slot), ("key", key), ("fact_id", fact_id)):
+        if value is not None:
+            tests.append(f"h.{column} = ?")
+            params.append(value)
+    if since is not None:
+        tests.append("h.changed_at >= ?")
+        params.append(since)
+    if until is not None:
+        tests.append("h.changed_at < ?")
+        params.append(until)
+    if reasons:
+        tests.append(f"h.reason IN ({', '.join('?' * len(reasons))})")
+        params.extend(reasons)
+    where = f"WHERE {' AND '.join(tests)}" if tests else ""
+    sql = f"""SELECT {", ".join(f"h.{name}" for name in HISTORY_FIELDS)},
+                     (SELECT count(*) FROM memory_fact_history v
+                      WHERE v.slot = h.slot AND v.key = h.key AND v.hid <= h.hid) AS version
+              FROM memory_fact_history h {where} ORDER BY h.hid DESC"""
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return [HistoryEntry(*row) for row in conn.execute(sql, params)]
