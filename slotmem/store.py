@@ -788,8 +788,10 @@ class Store:
         slots = [validation.slot(slot)] if slot else list(self.slots())
         vectors = self.semantic.leg() if semantic else None
         method = "vector" if vectors is not None else "lexical"
-        floor = duplicates.THRESHOLDS[method] if threshold is None else threshold
-        floor = validation.relevance(floor, "threshold")
+        floor = validation.relevance(
+            duplicates.THRESHOLDS[method] if threshold is None else threshold, "threshold"
+        )
+        assert floor is not None
         now = self.clock()
         found = []
         for name in slots:

@@ -1,7 +1,16 @@
 """The slotmem command line: parse, call the Store, print. One module per topic; ``app`` holds
 the group and the shared options."""
 
-from . import demo, facts, flush, recall, replicate, serve, upkeep  # noqa: F401 - they register commands
+from . import (  # noqa: F401 - they register commands
+    demo,
+    facts,
+    flush,
+    lifecycle,
+    recall,
+    replicate,
+    serve,
+    upkeep,
+)
 from .app import cli
 
 __all__ = ["cli"]

@@ -84,3 +84,11 @@ def open_store(database: Path, *, create: bool = False):
     from ..store import Store
 
     return Store(database, create=create)
+
+
+def slot_key(fact: str) -> tuple[str, str]:
+    """SLOT/KEY -> (slot, key): the key may hold '/' too."""
+    slot, sep, key = fact.partition("/")
+    if not sep or not slot or not key:
+        raise click.UsageError(f"give the fact as SLOT/KEY (for example user/name), not {fact!r}")
+    return slot, key

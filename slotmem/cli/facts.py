@@ -8,9 +8,9 @@ import sys
 import click
 
 from .. import validation
-from ..records import with_iso_times
-from .app import cli, database_option, open_store
-from .output import echo_json, emit, fact_rows, format_options
+from ..records import HISTORY_REASONS, with_iso_times
+from .app import cli, database_option, open_store, slot_key
+from .output import echo_json, emit, fact_rows, format_options, since_options, when
 
 FACT_COLUMNS = ["slot", "key", "value", "confidence", "access_count", "last_accessed"]
 
@@ -26,8 +26,13 @@ FACT_COLUMNS = ["slot", "key", "value", "confidence", "access_count", "last_acce
     default=None,
     help="Agents may not overwrite or forget it  [default: unless --source is given]",
 )
+@click.option(
+    "--ttl",
+    metavar="DURATION",
+    help="Expire after this long (90m, 2h, 3d, 2w): then never returned, and pruned",
+)
 @database_option
-def remember(slot, key, value, confidence, source, protect, database):
+def remember(slot, key, value, confidence, source, protect, ttl, database):
     """Store VALUE under SLOT/KEY (use - to read VALUE from stdin).
 
     A fact you write here is protected: agents (MCP, llm tools, LangGraph) can read it but
@@ -35,10 +40,13 @@ def remember(slot, key, value, confidence, source, protect, database):
 
     \b
     slotmem remember user timezone "Europe/Stockholm" -c 0.9
+    slotmem remember user location "At the airport" --ttl 6h
     """
     if value == "-":
         value = sys.stdin.read()
     validation.fact(slot, key, value, confidence, source)  # bad input creates no file
+    if ttl is not None:
+        validation.duration(ttl)
     result = open_store(database, create=True).upsert(
         slot,
         key,
@@ -46,8 +54,10 @@ def remember(slot, key, value, confidence, source, protect, database):
         confidence=confidence,
         source=source,
         protect=source == "cli" if protect is None else protect,
+        ttl=ttl,
     )
-    click.echo(f"{result.action}: {slot}/{key}")
+    until = f" (until {when(result.fact.expires_at)})" if result.fact.expires_at else ""
+    click.echo(f"{result.action}: {slot}/{key}{until}")
     if result.action == "updated":
         click.echo(f"  was: {result.previous.value}")
 
@@ -89,28 +99,59 @@ def forget(slot, key, database):
     show_default=True,
 )
 @click.option("--pinned", is_flag=True, help="Only pinned facts")
+@since_options("updated")
 @format_options
 @database_option
-def list_(slot, limit, order, pinned, fmt, database):
-    """List facts of SLOT (or all slots), most recently accessed first."""
-    facts = open_store(database).list_facts(slot, limit=limit or None, order=order, pinned=pinned)
+def list_(slot, limit, order, pinned, since, until, fmt, database):
+    """List facts of SLOT (or all slots), most recently accessed first.
+
+    \b
+    slotmem list user --since 7d
+    slotmem list --since 2026-10-01 --until 2026-10-31 --order updated
+    """
+    facts = open_store(database).list_facts(
+        slot, limit=limit or None, order=order, pinned=pinned, since=since, until=until
+    )
     columns = FACT_COLUMNS + ["pinned_at"] if pinned else FACT_COLUMNS
+    if any(fact.expires_at for fact in facts):
+        columns = columns + ["expires_at"]
     emit(fact_rows(facts, fmt), fmt, None if fmt else columns)
 
 
 @cli.command()
-@click.argument("slot")
-@click.argument("key")
+@click.argument("slot", required=False)
+@click.argument("key", required=False)
+@click.option("--all", "all_", is_flag=True, help="Every key's (of SLOT when given)")
+@click.option(
+    "--reason",
+    type=click.Choice(HISTORY_REASONS),
+    multiple=True,
+    help="Only changes of this kind (repeatable)",
+)
+@click.option("-n", "--limit", type=int, default=0, help="At most this many (0: all)")
+@since_options("made")
 @format_options
 @database_option
-def history(slot, key, fmt, database):
-    """Old values of SLOT/KEY, newest first (overwrites, deletes, prunes)."""
-    entries = open_store(database).history(slot, key)
-    emit(
-        fact_rows(entries, fmt),
-        fmt,
-        None if fmt else ["changed_at", "reason", "value", "confidence", "source"],
+def history(slot, key, all_, reason, limit, since, until, fmt, database):
+    """Old values of SLOT KEY, newest first (overwrites, deletes, prunes, expiries, restores,
+    undos, imports, merges); with --all, of every key. VERSION is what restore takes.
+
+    \b
+    slotmem history user home_city
+    slotmem history --all --since 1d                 # what changed today, and why
+    slotmem history --all --reason prune --reason expired
+    """
+    if key is None and not all_:
+        raise click.UsageError("give SLOT KEY, or --all (with or without a SLOT)")
+    if key is not None and all_:
+        raise click.UsageError("--all lists every key: give SLOT alone with it")
+    entries = open_store(database).history(
+        slot, key, since=since, until=until, reason=reason, limit=limit or None
     )
+    columns = ["version", "changed_at", "reason", "value", "confidence", "source", "changed_by"]
+    if all_:
+        columns = ["changed_at", "reason", "slot", "key", "version", "value", "changed_by"]
+    emit(fact_rows(entries, fmt), fmt, None if fmt else columns)
 
 
 @cli.command()
@@ -132,7 +173,7 @@ def _mark_command(verb: str, done: str, doc: str) -> None:
     @click.argument("fact", metavar="SLOT/KEY")
     @database_option
     def command(fact, database):
-        slot, key = _slot_key(fact)
+        slot, key = slot_key(fact)
         getattr(open_store(database), verb)(slot, key)
         click.echo(f"{done}: {slot}/{key}")
 
@@ -156,10 +197,3 @@ _mark_command(
     "protect", "protected", "Protect SLOT/KEY: agents may read it, not overwrite or forget it."
 )
 _mark_command("unprotect", "unprotected", "Let agents overwrite and forget SLOT/KEY again.")
-
-
-def _slot_key(fact: str) -> tuple[str, str]:
-    slot, sep, key = fact.partition("/")
-    if not sep or not slot or not key:
-        raise click.UsageError(f"give the fact as SLOT/KEY (for example user/name), not {fact!r}")
-    return slot, key

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -50,6 +51,11 @@ REPORT_COLUMNS = ["action", "slot", "key", "value", "confidence", "note"]
     show_default=True,
     help="Characters of transcript per model call",
 )
+@click.option(
+    "--now",
+    metavar="WHEN",
+    help="When the conversation took place (2026-10-15)  [default: its timestamps, else now]",
+)
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing")
 @click.option(
     "--progress/--no-progress",
@@ -66,6 +72,7 @@ def flush(
     min_confidence,
     source,
     chunk_size,
+    now,
     dry_run,
     progress,
     as_json,
@@ -76,12 +83,14 @@ def flush(
     FILE is plain text, a JSON list of {role, content} messages, or JSON Lines of
     them; - reads standard input. --conversation ID reads a conversation logged by
     the llm tool ('llm logs list' shows the ids). Every proposed fact is reported
-    as created, updated, unchanged or rejected (with the reason).
+    as created, updated, unchanged or rejected (with the reason). The model is told the day
+    the conversation took place and asked for absolute dates; 'slotmem undo-flush SOURCE'
+    reverts what a flush wrote.
 
     \b
         slotmem flush chat.json -m gpt-4o-mini
         slotmem flush --conversation 01jq3... --dry-run
-        cat notes.txt | slotmem flush - --slot project
+        cat notes.txt | slotmem flush - --slot project --now 2026-10-15
     """
     from ..ingest.flusher import flush as run_flush
 
@@ -100,6 +109,7 @@ def flush(
                 min_confidence=min_confidence,
                 chunk_chars=chunk_size,
                 progress=progress,
+                now=now,
             )
     except SlotmemError as ex:
         raise click.ClickException(str(ex)) from ex
@@ -139,6 +149,13 @@ def _read_transcript(file, conversation_id):
     return read_path(file)
 
 
+def _note(item) -> str:
+    note = f"was: {item.old_value}" if item.action == "updated" else ""
+    if item.ttl and item.action != "rejected":
+        note = "; ".join(filter(None, [note, f"for {item.ttl}"]))
+    return note
+
+
 def _print_report(report: FlushReport) -> None:
     from .output import table
 
@@ -149,7 +166,7 @@ def _print_report(report: FlushReport) -> None:
             "key": item.key,
             "value": item.value,
             "confidence": item.confidence,
-            "note": item.reason or (f"was: {item.old_value}" if item.action == "updated" else ""),
+            "note": item.reason or _note(item),
         }
         for item in report.items
     ]
@@ -162,3 +179,5 @@ def _print_report(report: FlushReport) -> None:
     click.echo(f"\n{counts} (model {report.model}{chunks}, prompt {report.prompt_version})")
     if report.dry_run:
         click.echo("Dry run: nothing was written.")
+    elif report.created or report.updated:
+        click.echo(f"To revert it: slotmem undo-flush {shlex.quote(report.source)}")

@@ -28,6 +28,24 @@ def format_options(command):
     return command
 
 
+def since_options(what: str):
+    """--since / --until, on when facts were updated (or changes made)."""
+
+    def decorate(command):
+        command = click.option(
+            "--until",
+            metavar="WHEN",
+            help=f"Only those {what} before WHEN (a day counts whole)",
+        )(command)
+        return click.option(
+            "--since",
+            metavar="WHEN",
+            help=f"Only those {what} since WHEN: 2026-10-01, '2026-10-01 14:30', or 7d, 2h ago",
+        )(command)
+
+    return decorate
+
+
 def emit(rows: list[dict], fmt: str | None, columns: list[str] | None = None) -> None:
     """Rows in ``fmt``; JSON, newline-delimited JSON and CSV have ISO-8601 times (UTC, to
     the millisecond), a table local times to the second."""

@@ -9,7 +9,7 @@ from ..records import with_iso_times
 from ..search.fusion import EXPLAIN_COLUMNS as HYBRID_COLUMNS
 from ..search.lexical import EXPLAIN_COLUMNS
 from .app import cli, database_option, open_store
-from .output import echo_json, emit, format_options, table
+from .output import echo_json, emit, format_options, since_options, table
 
 
 @cli.command()
@@ -25,13 +25,28 @@ from .output import echo_json, emit, format_options, table
 @click.option("--explain", is_flag=True, help="Show the parts of each hit's score")
 @click.option("--no-track", is_flag=True, help="Do not count this search as an access")
 @click.option("--lexical", is_flag=True, help="Full-text leg only, even when semantic is on")
+@since_options("updated")
 @format_options
 @database_option
-def search(text, slots, limit, min_score, min_relevance, explain, no_track, lexical, fmt, database):
+def search(
+    text,
+    slots,
+    limit,
+    min_score,
+    min_relevance,
+    explain,
+    no_track,
+    lexical,
+    since,
+    until,
+    fmt,
+    database,
+):
     """Search facts for TEXT, best first.
 
     \b
     slotmem search "what timezone am I in?" --slot user --explain
+    slotmem search "deadline" --since 30d
     """
     hits = open_store(database).query_facts(
         text,
@@ -42,6 +57,8 @@ def search(text, slots, limit, min_score, min_relevance, explain, no_track, lexi
         track_access=not no_track,
         explain=explain,
         semantic=not lexical,
+        since=since,
+        until=until,
     )
     rows = [hit.to_dict() for hit in hits]
     columns = None

@@ -40,6 +40,7 @@ def stats(as_json, database):
 
 @cli.command()
 @click.argument("slot", required=False)
+@click.option("--default", "default", is_flag=True, help="The policy of slots without one")
 @click.option("--cap", type=int, help="Most facts to keep")
 @click.option(
     "--min-age-days", type=float, help="Prune only facts untouched this long  [default: 30]"
@@ -55,24 +56,44 @@ def stats(as_json, database):
 )
 @format_options
 @database_option
-def policy(slot, cap, min_age_days, min_access_count, description, min_relevance, fmt, database):
-    """Show the slots' policies, or set SLOT's (retention and relevance floor)."""
+def policy(
+    slot, default, cap, min_age_days, min_access_count, description, min_relevance, fmt, database
+):
+    """Show the slots' policies, or set SLOT's (retention and relevance floor).
+
+    A slot without a policy is pruned by the default policy (slot '*'), which --default sets.
+
+    \b
+    slotmem policy episodic --cap 200 --min-age-days 7
+    slotmem policy --default --cap 1000
+    """
     settings = (cap, min_age_days, min_access_count, description, min_relevance)
     setting = any(value is not None for value in settings)
+    if default and slot:
+        raise click.UsageError("give a SLOT or --default, not both")
     store = open_store(database, create=setting)
     if setting:
-        if not slot:
-            raise click.UsageError("setting a policy needs a SLOT")
-        old = store.policy(slot)
+        if not slot and not default:
+            raise click.UsageError("setting a policy needs a SLOT (or --default)")
+        old = store.default_policy() if default else store.policy(slot)
         kept = {"cap": None, "min_age_days": 30, "min_access_count": 3}
         if old is not None:  # what is not given stays as it was
             kept = {name: getattr(old, name) for name in kept}
         given = {"cap": cap, "min_age_days": min_age_days, "min_access_count": min_access_count}
         kept.update((name, value) for name, value in given.items() if value is not None)
-        if kept["cap"] is None:
+        if default:
+            if description is not None or min_relevance is not None:
+                raise click.UsageError("the default policy has no --description or --min-relevance")
+            store.set_default_policy(**kept)
+        elif kept["cap"] is None:
             raise click.UsageError(f"{slot} has no policy yet: give it a --cap")
-        store.set_policy(slot, **kept, description=description, min_relevance=_floor(min_relevance))
+        else:
+            store.set_policy(
+                slot, **kept, description=description, min_relevance=_floor(min_relevance)
+            )
     policies = [p for p in store.policies() if not slot or p.slot == slot]
+    if not slot:
+        policies.append(store.default_policy())
     emit([p.to_dict() for p in policies], fmt)
 
 
@@ -94,11 +115,12 @@ def _floor(text: str | None):
 @format_options
 @database_option
 def prune(slot, cap, min_age_days, min_access_count, dry_run, fmt, database):
-    """Prune SLOT, or every slot with a policy (for cron).
+    """Prune SLOT, or every slot (for cron): each by its policy, or the default policy.
 
-    When a slot holds more than its cap, the excess goes among facts neither accessed nor
-    updated for --min-age-days and accessed fewer than --min-access-count times, least used
-    and oldest first. Removed facts stay in history.
+    Expired facts go first. When a slot holds more than its cap, the excess goes among facts
+    neither accessed nor updated for --min-age-days and accessed fewer than --min-access-count
+    times (and facts rated -2 or worse, whatever their use), least used and oldest first.
+    Pinned facts stay. Removed facts stay in history ('slotmem history --all --since 1d').
 
     \b
     0 3 * * *  slotmem prune -d ~/agent.db
@@ -121,7 +143,7 @@ def prune(slot, cap, min_age_days, min_access_count, dry_run, fmt, database):
     rows = [report.to_dict() for report in reports]
     if fmt in (None, "table"):
         for row in rows:
-            row["removed"] = len(row["removed"])
+            row["removed"], row["expired"] = len(row["removed"]), len(row["expired"])
     emit(rows, fmt)
 
 

@@ -11,11 +11,13 @@ A client of the Store's public methods, like any other caller.
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 
 from ..errors import InvalidInput
 from ..safety import one_line
 from ..validation import slot as check_slot
+from .dates import day, from_ms, reference
 from .defaults import DEFAULT_CHUNK_CHARS, DEFAULT_SLOTS
 from .model import ask, resolve
 from .policy import DEFAULT_MIN_CONFIDENCE, VALUE_MAX_CHARS, Policy, restates
@@ -24,7 +26,10 @@ from .reply import parse_reply
 from .report import FlushItem, FlushReport
 from .transcripts import Transcript, parse
 
-KNOWN_FACTS = 100  # facts per slot offered to the prompt (it keeps what fits its budget)
+KNOWN_FACTS = 100  # most used facts per slot offered after the relevant ones
+PER_SENTENCE = 5  # hits asked of a slot for each sentence of a chunk
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_LABEL = re.compile(r"^(?:\[\d{4}-\d\d-\d\d\]\s*)?(?:[\w.-]{1,20}:\s)?")  # "[day] user: "
 
 
 def flush(
@@ -39,9 +44,14 @@ def flush(
     facts_budget: int = DEFAULT_FACTS_BUDGET,
     value_max_chars: int = VALUE_MAX_CHARS,
     progress: bool = False,
+    now=None,
 ) -> FlushReport:
     """Extract facts from ``transcript`` with ``model`` (an llm model id, alias or
     ``llm.Model``; default: llm's default model) and upsert them into ``store``.
+
+    ``now`` (a datetime, a date, epoch milliseconds or ISO text) is when the conversation took
+    place; by default each chunk's own timestamps where the transcript has them, else the
+    store's clock. The model is told that day and asked for absolute dates.
 
     Every proposed fact is in the report. Nothing is written when ``dry_run`` is true,
     when the model fails, or when its reply cannot be parsed.
@@ -55,23 +65,25 @@ def flush(
     source = source or transcript.source or "transcript"
     report = FlushReport(one_line(source, 200), model.model_id, PROMPT_VERSION, dry_run)
     policy = Policy(slots, min_confidence, value_max_chars)
-    known = {slot: _known_facts(store, slot) for slot in slots}
+    fixed = None if now is None else reference(now)
+    today = from_ms(store.clock())
     descriptions = {slot: _description(store, slot) for slot in slots}
-    chunks = transcript.chunks(chunk_chars)
+    chunks = transcript.dated_chunks(chunk_chars)
     report.chunks = len(chunks)
     accepted: dict[tuple[str, str], FlushItem] = {}
     with _progress(chunks, progress) as bar:
-        for index, chunk in enumerate(bar):
+        for index, (chunk, said) in enumerate(bar):
+            when = fixed or said or today
             part = f" (part {index + 1} of {len(chunks)})" if len(chunks) > 1 else ""
-            system, prompt = build_prompt(descriptions, known, chunk, part, facts_budget)
+            known = {slot: known_facts(store, slot, chunk, accepted) for slot in slots}
+            system, prompt = build_prompt(descriptions, known, chunk, part, facts_budget, when)
             text = ask(model, system, prompt)
             for raw in parse_reply(text, model.model_id):
-                item = policy.check(raw)
+                item = policy.check(raw, when)
                 report.items.append(item)
                 if item.action != "rejected":
                     _accept(accepted, item)
-                    _remember(known, item)
-    _classify(store, list(accepted.values()))
+    _classify(store, list(accepted.values()), store.clock())
     if not dry_run:
         _write(store, list(accepted.values()), report.provenance())
     return report
@@ -99,17 +111,37 @@ def _description(store, slot: str) -> str:
     return describe(slot, policy.description if policy is not None else None)
 
 
-def _known_facts(store, slot: str) -> dict[str, str]:
-    "key -> value for the facts already in ``slot``, most used first."
-    facts = store.list_facts(slot, limit=KNOWN_FACTS, order="used")
-    return {fact.key: fact.value for fact in facts}
+def known_facts(store, slot: str, chunk: str, proposed: dict | None = None) -> dict[str, str]:
+    """key -> value of the facts of ``slot`` the model sees beside ``chunk``, the most useful
+    first (the prompt keeps what fits its budget): what earlier chunks proposed, the pinned
+    facts, the facts most relevant to the chunk (each sentence searched in the slot, a fact
+    ranked by its best relevance), then the most used. A fact restated with a new value is
+    then shown under its key, however rarely it was read, and its key is reused."""
+    facts: dict[str, str] = {}
+    for item in reversed(list((proposed or {}).values())):  # the latest first
+        if item.slot == slot:
+            facts.setdefault(item.key, item.value)
+    for fact in store.list_facts(slot, limit=None, order="pinned", pinned=True):
+        facts.setdefault(fact.key, fact.value)
+    best: dict[str, tuple[float, str]] = {}
+    for sentence in sentences(chunk):
+        for hit in store.query_facts(
+            sentence, slots=[slot], limit=PER_SENTENCE, track_access=False
+        ):
+            if hit.relevance > best.get(hit.fact.key, (-1.0, ""))[0]:
+                best[hit.fact.key] = (hit.relevance, hit.fact.value)
+    for key, (_, value) in sorted(best.items(), key=lambda item: (-item[1][0], item[0])):
+        facts.setdefault(key, value)
+    for fact in store.list_facts(slot, limit=KNOWN_FACTS, order="used"):
+        facts.setdefault(fact.key, fact.value)
+    return facts
 
 
-def _remember(known: dict, item: FlushItem) -> None:
-    "Show later chunks what earlier ones proposed (first, so it survives the budget)."
-    facts = known[item.slot]
-    facts.pop(item.key, None)
-    known[item.slot] = {item.key: item.value, **facts}
+def sentences(chunk: str) -> list[str]:
+    """The chunk's sentences, without the role and day labels of its turns (a search for
+    "user" would find every fact about the user), each once."""
+    found = (_LABEL.sub("", part).strip() for part in _SENTENCE.split(chunk))
+    return list(dict.fromkeys(part for part in found if part))
 
 
 def _accept(accepted: dict, item: FlushItem) -> None:
@@ -121,9 +153,14 @@ def _accept(accepted: dict, item: FlushItem) -> None:
     accepted[(item.slot, item.key)] = item
 
 
-def _classify(store, items: list[FlushItem]) -> None:
-    "Mark each accepted item created, updated (with the old value) or unchanged."
+def _classify(store, items: list[FlushItem], now: int) -> None:
+    """Mark each accepted item created, updated (with the old value) or unchanged; one whose
+    ttl ran out before this flush is rejected (it was true only while it lasted)."""
     for item in items:
+        if item.expires_at is not None and item.expires_at <= now:
+            item.action = "rejected"
+            item.reason = f"its ttl ({item.ttl}) ran out on {day(from_ms(item.expires_at))}"
+            continue
         existing = store.get(item.slot, item.key)
         if existing is None:
             item.action = "created"
@@ -145,6 +182,7 @@ def _write(store, items: list[FlushItem], source: str) -> None:
             "value": i.value,
             "confidence": i.confidence,
             "source": source,
+            "expires_at": i.expires_at,
         }
         for i in items
     ]

@@ -8,6 +8,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from .dates import timestamp
 from .transcripts import Transcript, TranscriptError, Turn, make_transcript
 
 
@@ -22,7 +23,8 @@ def from_llm_logs(conversation_id: str, database: str | os.PathLike | None = Non
     """Read one conversation from the ``llm`` tool's logs database, read-only.
 
     llm 0.36 logs to ``threads``/``messages``/``parts`` (a thread id is the conversation
-    id); earlier versions logged to ``conversations``/``responses``. Both are read.
+    id; the thread's time is the transcript's); earlier versions logged to
+    ``conversations``/``responses`` (each response's time is its turns'). Both are read.
     """
     path = Path(database) if database else llm_logs_path()
     if not path.exists():
@@ -35,9 +37,10 @@ def from_llm_logs(conversation_id: str, database: str | os.PathLike | None = Non
     conn.row_factory = sqlite3.Row
     try:
         tables = {r[0] for r in conn.execute("select name from sqlite_master where type='table'")}
-        turns = None
+        turns, at = None, None
         if "threads" in tables:
             turns = _thread_turns(conn, conversation_id)
+            at = _thread_time(conn, conversation_id)
         if not turns and "responses" in tables:
             turns = _legacy_turns(conn, conversation_id)
     except sqlite3.Error as ex:
@@ -48,7 +51,14 @@ def from_llm_logs(conversation_id: str, database: str | os.PathLike | None = Non
         raise TranscriptError(
             f"No conversation {conversation_id!r} in {path}; 'llm logs list' shows the ids"
         )
-    return make_transcript(turns, "llm", source)
+    transcript = make_transcript(turns, "llm", source)
+    transcript.at = at
+    return transcript
+
+
+def _thread_time(conn, thread_id: str):
+    row = conn.execute("select datetime_utc from threads where id = ?", [thread_id]).fetchone()
+    return None if row is None else timestamp(row[0])
 
 
 def _thread_turns(conn, thread_id: str) -> list[Turn] | None:
@@ -101,11 +111,12 @@ def _text_from_refs(conn, pieces: list[dict]) -> str:
 def _legacy_turns(conn, conversation_id: str) -> list[Turn]:
     turns = []
     rows = conn.execute(
-        "select prompt, response from responses where conversation_id = ? "
+        "select prompt, response, datetime_utc from responses where conversation_id = ? "
         "order by datetime_utc, id",
         [conversation_id],
     )
     for row in rows:
-        turns.append(Turn("user", (row["prompt"] or "").strip()))
-        turns.append(Turn("assistant", (row["response"] or "").strip()))
+        at = timestamp(row["datetime_utc"])
+        turns.append(Turn("user", (row["prompt"] or "").strip(), at))
+        turns.append(Turn("assistant", (row["response"] or "").strip(), at))
     return turns

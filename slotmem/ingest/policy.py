@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import datetime
 import re
 import unicodedata
 
 from pydantic import ValidationError
 
+from .. import validation
+from ..errors import InvalidInput
 from ..safety import injection_reason, one_line, redact, secret_reason
+from .dates import anchor, to_ms
 from .defaults import DEFAULT_MIN_CONFIDENCE
 from .reply import ProposedFact
 from .report import FlushItem
@@ -24,7 +28,9 @@ class Policy:
         self.min_confidence = min_confidence
         self.value_max = value_max
 
-    def check(self, raw) -> FlushItem:
+    def check(self, raw, said: datetime.datetime | None = None) -> FlushItem:
+        """``said``: when the chunk the fact comes from was said. A value that still holds a
+        relative date gets that day appended; a ttl counts from then."""
         try:
             fact = ProposedFact.model_validate(_known_fields(raw))
         except ValidationError as ex:
@@ -32,8 +38,10 @@ class Policy:
         slot = fact.slot.strip().lower()
         key = normalize_key(fact.key)
         value = cap_value(fact.value, self.value_max)
-        item = FlushItem(slot, key or fact.key, value, fact.confidence, "created")
-        reason = self._reason(item, key, fact)
+        if said is not None and value:
+            value = anchor(value, said)
+        item = FlushItem(slot, key or fact.key, value, fact.confidence, "created", ttl=fact.ttl)
+        reason = self._reason(item, key, fact) or self._expiry(item, said)
         if reason:
             item.action, item.reason = "rejected", reason
             item.key, item.value = redact(item.key), redact(item.value)  # reports show no secret
@@ -55,6 +63,19 @@ class Policy:
             return f"confidence {fact.confidence} is outside [0, 1]"
         if fact.confidence < self.min_confidence:
             return f"confidence {fact.confidence:g} is below the floor {self.min_confidence:g}"
+        return None
+
+    @staticmethod
+    def _expiry(item: FlushItem, said: datetime.datetime | None) -> str | None:
+        if item.ttl is None or not item.ttl.strip():
+            item.ttl = None
+            return None
+        try:
+            length = validation.duration(item.ttl)
+        except InvalidInput as ex:
+            return str(ex)
+        start = to_ms(said or datetime.datetime.now(datetime.timezone.utc))
+        item.expires_at = start + length
         return None
 
 

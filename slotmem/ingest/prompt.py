@@ -1,8 +1,13 @@
-"""What the model is asked: the instructions, the slots, the facts already known, one chunk."""
+"""What the model is asked: the instructions, the slots, the facts already known, the day the
+conversation took place, one chunk."""
 
 from __future__ import annotations
 
-PROMPT_VERSION = "flush-v1"
+import datetime
+
+from .dates import spoken
+
+PROMPT_VERSION = "flush-v2"
 DEFAULT_FACTS_BUDGET = 4_000  # characters of known facts shown to the model, over all slots
 SLOT_DESCRIPTIONS = {
     "user": "the person: preferences, personal facts, habits, working style",
@@ -19,9 +24,15 @@ Each fact goes into one slot:
 
 Rules:
 - Only durable facts: preferences, decisions, constraints, lessons learned. Skip small talk, \
-one-off requests, temporary state and anything only true during this conversation.
+one-off requests and anything only true during this conversation.
+- A fact true only for a while (travelling this week, at the airport, a cold) may be kept for \
+that while: give it a "ttl", how long it stays true ("6h", "3d", "2w"). Durable facts have no ttl.
 - Each value is one short, self-contained sentence in the third person, e.g. \
 "Prefers tabs over spaces." or "The API must stay compatible with Python 3.10."
+- Dates are absolute. The day the conversation took place is given with it: resolve every \
+relative time against that day ("we moved last month", said on 15 October 2026, is "Moved in \
+September 2026."; "the demo is on Friday" is "The demo is on 16 October 2026."). Never write \
+"yesterday", "last month" or "next week" in a value.
 - Each key is a short lower-case identifier such as "timezone", "editor.preferred" or \
 "db.engine". When a known fact covers the same subject, reuse its key exactly, even when the \
 value changes (then give the new value): never invent a near-duplicate key.
@@ -35,11 +46,14 @@ secrets (passwords, API keys, tokens).
 JSON_INSTRUCTIONS = """
 Reply with JSON only, no other text, in exactly this shape:
 {"facts": [{"slot": "user", "key": "timezone", "value": "Lives in Stockholm.", \
-"confidence": 0.9}]}"""
+"confidence": 0.9}, {"slot": "user", "key": "location", "value": "Is at the airport.", \
+"confidence": 0.8, "ttl": "6h"}]}"""
 
 USER_PROMPT = """\
 Known facts, per slot (reuse these keys):
 {known}
+
+The conversation took place on {day}.
 
 Transcript{part}:
 <transcript>
@@ -47,16 +61,27 @@ Transcript{part}:
 </transcript>"""
 
 
-def build_prompt(descriptions: dict, known: dict, chunk: str, part="", facts_budget=None):
+def build_prompt(
+    descriptions: dict,
+    known: dict,
+    chunk: str,
+    part="",
+    facts_budget=None,
+    when: datetime.datetime | None = None,
+):
     """The (system, user) prompt pair for one chunk of transcript. ``descriptions`` maps
-    each slot to what it is for; ``known`` maps each slot to its {key: value} facts."""
+    each slot to what it is for; ``known`` maps each slot to its {key: value} facts, the most
+    useful first; ``when``: the day the chunk was said (default: today, UTC)."""
+    when = when or datetime.datetime.now(datetime.timezone.utc)
     slot_lines = "\n".join(f"- {slot}: {text}" for slot, text in descriptions.items())
     per_slot = max(200, (facts_budget or DEFAULT_FACTS_BUDGET) // max(1, len(descriptions)))
     known_text = "\n".join(
         _render_known(slot, known.get(slot, {}), per_slot) for slot in descriptions
     )
     system = SYSTEM_PROMPT.format(slots=slot_lines)
-    return system, USER_PROMPT.format(known=known_text, part=part, transcript=chunk)
+    return system, USER_PROMPT.format(
+        known=known_text, part=part, transcript=chunk, day=spoken(when)
+    )
 
 
 def describe(slot: str, description: str | None = None) -> str:

@@ -17,6 +17,9 @@ class ProposedFact(BaseModel):
     key: str = Field(description="Short lower-case identifier, reused from known facts")
     value: str = Field(description="One self-contained sentence")
     confidence: float = Field(description="0.0 to 1.0")
+    ttl: str | None = Field(
+        default=None, description='How long a transient fact stays true ("6h", "3d"); none'
+    )
 
 
 class Extraction(BaseModel):

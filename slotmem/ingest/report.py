@@ -17,6 +17,8 @@ class FlushItem:
     action: str  # one of ACTIONS
     old_value: str | None = None
     reason: str | None = None
+    ttl: str | None = None  # as the model proposed it
+    expires_at: int | None = None  # epoch milliseconds: when it was said plus the ttl
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -2,11 +2,15 @@
 
 Formats: plain text; a JSON list of ``{role, content}`` messages (the OpenAI/Anthropic
 shape, also ``{"messages": [...]}``); JSON Lines of the same. A conversation in the ``llm``
-tool's logs database is read by ``llm_logs.from_llm_logs``.
+tool's logs database is read by ``llm_logs.from_llm_logs``. A message's time is read from its
+``timestamp``, ``created_at``, ``create_time``, ``time``, ``date`` or ``datetime`` field when it
+has one (ISO text or epoch seconds or milliseconds); the rendered transcript then shows the day
+wherever it changes, ``[2026-10-15] user: ...``.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import re
@@ -14,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InvalidInput
+from .dates import day, message_time
 
 TEXT_PART_TYPES = {None, "text", "input_text", "output_text"}
 
@@ -26,6 +31,7 @@ class TranscriptError(InvalidInput):
 class Turn:
     role: str  # "user", "assistant", ... or "" for plain text
     text: str
+    at: datetime.datetime | None = None  # when it was said, when the format says
 
     def render(self) -> str:
         return f"{self.role}: {self.text}" if self.role else self.text
@@ -37,14 +43,35 @@ class Transcript:
     format: str  # "text" | "json" | "jsonl" | "llm"
     source: str | None = None
     meta: dict = field(default_factory=dict)
+    at: datetime.datetime | None = None  # when the conversation took place, if only that is known
+
+    def pieces(self) -> list[str]:
+        """Each turn rendered; a dated turn starts with its day where the day changes."""
+        pieces, last = [], None
+        for turn in self.turns:
+            text = turn.render()
+            if turn.at is not None and day(turn.at) != last:
+                last = day(turn.at)
+                text = f"[{last}] {text}"
+            pieces.append(text)
+        return pieces
 
     def render(self) -> str:
-        return "\n\n".join(turn.render() for turn in self.turns)
+        return "\n\n".join(self.pieces())
 
     def chunks(self, max_chars: int) -> list[str]:
         """Split the rendered transcript into pieces of at most ``max_chars``,
         on turn boundaries where possible."""
-        return chunk_texts([turn.render() for turn in self.turns], max_chars)
+        return [text for text, _ in self.dated_chunks(max_chars)]
+
+    def dated_chunks(self, max_chars: int) -> list[tuple[str, datetime.datetime | None]]:
+        """``chunks``, each with when its last dated turn was said (else the transcript's
+        ``at``, else None)."""
+        found = []
+        for text, indexes in chunk_spans(self.pieces(), max_chars):
+            times = [at for i in indexes if (at := self.turns[i].at) is not None]
+            found.append((text, max(times) if times else self.at))
+        return found
 
 
 # -- detection and parsing ----------------------------------------------------
@@ -141,7 +168,7 @@ def _turn(item, where: str, source: str | None) -> Turn:
         raise TranscriptError(
             f"{describe_source(source)} {where}: expected an object with 'role' and 'content'"
         )
-    return Turn(role.strip().lower(), content_text(content))
+    return Turn(role.strip().lower(), content_text(content), message_time(item))
 
 
 def content_text(content) -> str:
@@ -201,18 +228,27 @@ def describe_source(source: str | None) -> str:
 def chunk_texts(pieces: list[str], max_chars: int, sep: str = "\n\n") -> list[str]:
     """Pack ``pieces`` in order into chunks of at most ``max_chars``; a piece
     longer than that is split at paragraph, line, sentence or word boundaries."""
+    return [text for text, _ in chunk_spans(pieces, max_chars, sep)]
+
+
+def chunk_spans(
+    pieces: list[str], max_chars: int, sep: str = "\n\n"
+) -> list[tuple[str, list[int]]]:
+    """``chunk_texts``, each chunk with the indexes of the pieces it holds (a part of one)."""
     if max_chars < 1:
         raise ValueError("max_chars must be positive")
-    chunks: list[str] = []
-    current = ""
-    for piece in pieces:
+    chunks: list[tuple[str, list[int]]] = []
+    current, held = "", list[int]()
+    for index, piece in enumerate(pieces):
         for part in split_text(piece, max_chars):
             if current and len(current) + len(sep) + len(part) > max_chars:
-                chunks.append(current)
-                current = ""
+                chunks.append((current, held))
+                current, held = "", []
             current = current + sep + part if current else part
+            if not held or held[-1] != index:
+                held.append(index)
     if current:
-        chunks.append(current)
+        chunks.append((current, held))
     return chunks
 
 

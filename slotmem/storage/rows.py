@@ -92,7 +92,8 @@ def history(
     limit: int | None = None,
 ) -> list[HistoryEntry]:
     """History entries, newest first, each with its version (1 = the oldest of its slot/key)."""
-    tests, params = [], []
+    tests: list[str] = []
+    params: list = []
     for column, value in (("slot", slot), ("key", key), ("fact_id", fact_id)):
         if value is not None:
             tests.append(f"h.{column} = ?")

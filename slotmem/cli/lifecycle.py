@@ -1,0 +1,174 @@
+"""Commands that bring facts back, move them and fold them: restore, undo-flush, export, import,
+dedupe."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..records import ChangeReport
+from .app import cli, database_option, open_store, slot_key
+from .output import emit, format_options, table
+
+CHANGE_COLUMNS = ["action", "slot", "key", "value", "old_value", "note"]
+
+
+@cli.command()
+@click.argument("fact", metavar="SLOT/KEY")
+@click.option(
+    "--version", type=click.IntRange(min=1), help="The version to bring back  [default: the newest]"
+)
+@database_option
+def restore(fact, version, database):
+    """Bring back an old value of SLOT/KEY from history (a deleted, pruned, expired or
+    overwritten one). The value it replaces goes to history: a restore can be restored.
+
+    \b
+    slotmem history user home_city        # the versions
+    slotmem restore user/home_city --version 2
+    """
+    slot, key = slot_key(fact)
+    result = open_store(database).restore(slot, key, version=version, by="cli")
+    click.echo(f"restored: {slot}/{key}: {result.fact.value}")
+    if result.previous is not None:
+        click.echo(f"  was: {result.previous.value}")
+
+
+@cli.command(name="undo-flush")
+@click.argument("source")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing")
+@format_options
+@database_option
+def undo_flush(source, dry_run, fmt, database):
+    """Revert what flushes of SOURCE wrote (the transcript name the flush reported, e.g.
+    chat.json or llm:ID): each fact goes back to its value before, or away when the flush
+    created it. Facts changed since are kept. Every value replaced stays in history.
+
+    \b
+    slotmem undo-flush chat.json --dry-run
+    """
+    report = open_store(database).undo_flush(source, dry_run=dry_run)
+    _print_changes(report, fmt, f"no fact holds a value from a flush of {source!r}")
+
+
+@cli.command()
+@click.option("-s", "--slot", help="Only this slot")
+@click.option("--markdown", is_flag=True, help="A Markdown page a person can read (facts only)")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path, allow_dash=True),
+    default="-",
+    help="Write to this file  [default: standard output]",
+)
+@database_option
+def export(slot, markdown, output, database):
+    """Write the memory as JSON Lines: every fact with every column, its history, feedback
+    and the policies (vectors are not exported: import embeds again).
+
+    \b
+    slotmem export > memory.jsonl
+    slotmem export --slot user --markdown -o user.md
+    """
+    from ..storage import transfer
+
+    records = open_store(database).export(slot)
+    with click.open_file(str(output), "w", encoding="utf-8") as out:
+        if markdown:
+            out.write(transfer.markdown(records, f"Memory: {Path(database).name}"))
+        else:
+            for record in records:
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+@cli.command(name="import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.option(
+    "--mode",
+    type=click.Choice(["merge", "replace", "skip-existing"]),
+    default="merge",
+    show_default=True,
+    help="merge: the newer value of a key wins; replace: the file wins, and facts of its "
+    "slots it lacks go; skip-existing: only new keys",
+)
+@click.option("--dry-run", is_flag=True, help="Check the file and show what would change")
+@format_options
+@database_option
+def import_(file, mode, dry_run, fmt, database):
+    """Import FILE (JSON Lines, as export writes; - for standard input). Every line is checked
+    as any write is, and scanned for instructions and secrets: a bad line is an error naming
+    it, and nothing is written. Values replaced stay in history.
+
+    \b
+    slotmem import memory.jsonl --dry-run
+    slotmem export -d old.db | slotmem import - -d new.db --mode skip-existing
+    """
+    name = "stdin" if str(file) == "-" else str(file)
+    try:
+        with click.open_file(str(file), "r", encoding="utf-8") as lines:
+            if dry_run and not Path(database).exists():
+                raise click.ClickException(f"{database} does not exist: nothing to compare with")
+            report = open_store(database, create=True).import_records(
+                lines, mode=mode, dry_run=dry_run, name=name
+            )
+    except UnicodeDecodeError as e:
+        raise click.ClickException(
+            f"{name} is not UTF-8 text ({e.reason}); nothing was imported"
+        ) from None
+    except OSError as e:
+        raise click.ClickException(f"cannot read {name}: {e.strerror or e}") from None
+    extra = ", ".join(f"{n} {name}" for name, n in report.records.items() if n)
+    _print_changes(report, fmt, "the file holds no facts", extra)
+
+
+@cli.command()
+@click.option("-s", "--slot", help="Only this slot  [default: every slot]")
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1),
+    help="Least similarity of a pair, 0 to 1  [default: 0.85 by vectors, 0.6 by words]",
+)
+@click.option("--lexical", is_flag=True, help="Compare words, even when semantic search is on")
+@click.option("--dry-run", is_flag=True, help="List the pairs; merge nothing")
+@format_options
+@database_option
+def dedupe(slot, threshold, lexical, dry_run, fmt, database):
+    """Find near-duplicate facts (by vector similarity when semantic search is on, else by
+    the words they share) and merge each pair: the newer fact stays, with both access counts
+    and the other's history; the other goes to history (reason merge).
+
+    \b
+    slotmem dedupe --dry-run
+    slotmem dedupe --slot user --threshold 0.9
+    """
+    store = open_store(database)
+    if dry_run:
+        pairs = store.duplicates(slot, threshold=threshold, semantic=not lexical)
+        rows = [pair.to_dict() for pair in pairs]
+        columns = ["slot", "similarity", "method", "keep", "keep_value", "drop", "drop_value"]
+        emit(rows, fmt, None if fmt else columns)
+        if not fmt and rows:
+            click.echo(f"\n{len(rows)} pairs. Dry run: nothing was merged.")
+        return
+    report = store.dedupe(slot, threshold=threshold, semantic=not lexical)
+    _print_changes(report, fmt, "no near-duplicate pairs")
+
+
+def _print_changes(report: ChangeReport, fmt, empty: str, extra: str = "") -> None:
+    if fmt:
+        if fmt == "json":
+            click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        else:
+            emit([change.to_dict() for change in report.changes], fmt, CHANGE_COLUMNS)
+        return
+    click.echo(
+        table([c.to_dict() for c in report.changes], CHANGE_COLUMNS) if report.changes else empty
+    )
+    counts = ", ".join(f"{n} {action}" for action, n in report.counts().items())
+    summary = "; ".join(filter(None, [counts, extra]))
+    if summary:
+        click.echo(f"\n{summary}")
+    if report.dry_run:
+        click.echo("Dry run: nothing was written.")
