@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from pathlib import Path
 
 import click
@@ -92,3 +94,17 @@ def slot_key(fact: str) -> tuple[str, str]:
     if not sep or not slot or not key:
         raise click.UsageError(f"give the fact as SLOT/KEY (for example user/name), not {fact!r}")
     return slot, key
+
+
+@contextlib.contextmanager
+def store_for(database, dry_run: bool):
+    """The file's Store, created if need be; a dry run on a file that does not exist runs
+    against an empty memory in a temporary directory (a dry run writes nothing, no file)."""
+    from ..store import Store
+
+    if dry_run and not Path(database).exists():
+        with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "empty.db", create=True) as s:
+            yield s
+    else:
+        with Store(database, create=True) as store:
+            yield store

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shlex
 import sys
-import tempfile
-from pathlib import Path
 
 import click
 
 from ..errors import SlotmemError
 from ..ingest.defaults import DEFAULT_CHUNK_CHARS, DEFAULT_MIN_CONFIDENCE, DEFAULT_SLOTS
 from ..ingest.report import FlushReport
-from .app import cli, database_option
+from .app import cli, database_option, store_for
 
 REPORT_COLUMNS = ["action", "slot", "key", "value", "confidence", "note"]
 
@@ -98,7 +95,7 @@ def flush(
         transcript = _read_transcript(file, conversation_id)
         if progress is None:
             progress = sys.stderr.isatty()
-        with _store(database, dry_run) as store:
+        with store_for(database, dry_run) as store:
             report = run_flush(
                 store,
                 transcript,
@@ -117,20 +114,6 @@ def flush(
         click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
         _print_report(report)
-
-
-@contextlib.contextmanager
-def _store(database, dry_run: bool):
-    """The file's Store, created if need be; a dry run on a file that does not exist runs
-    against an empty memory in a temporary directory (a dry run writes nothing, no file)."""
-    from ..store import Store
-
-    if dry_run and not Path(database).exists():
-        with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "empty.db", create=True) as s:
-            yield s
-    else:
-        with Store(database, create=True) as store:
-            yield store
 
 
 def _read_transcript(file, conversation_id):

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..records import ChangeReport
-from .app import cli, database_option, open_store, slot_key
+from .app import cli, database_option, open_store, slot_key, store_for
 from .output import emit, format_options, table
 
 CHANGE_COLUMNS = ["action", "slot", "key", "value", "old_value", "note"]
@@ -105,20 +105,21 @@ def import_(file, mode, dry_run, fmt, database):
     slotmem import memory.jsonl --dry-run
     slotmem export -d old.db | slotmem import - -d new.db --mode skip-existing
     """
+    from ..storage import transfer
+
     name = "stdin" if str(file) == "-" else str(file)
     try:
-        with click.open_file(str(file), "r", encoding="utf-8") as lines:
-            if dry_run and not Path(database).exists():
-                raise click.ClickException(f"{database} does not exist: nothing to compare with")
-            report = open_store(database, create=True).import_records(
-                lines, mode=mode, dry_run=dry_run, name=name
-            )
+        with click.open_file(str(file), "r", encoding="utf-8") as stream:
+            lines = stream.readlines()
     except UnicodeDecodeError as e:
         raise click.ClickException(
             f"{name} is not UTF-8 text ({e.reason}); nothing was imported"
         ) from None
     except OSError as e:
         raise click.ClickException(f"cannot read {name}: {e.strerror or e}") from None
+    transfer.read(lines, name, 0)  # a bad line creates no file
+    with store_for(database, dry_run) as store:
+        report = store.import_records(lines, mode=mode, dry_run=dry_run, name=name)
     extra = ", ".join(f"{n} {name}" for name, n in report.records.items() if n)
     _print_changes(report, fmt, "the file holds no facts", extra)
 
@@ -148,8 +149,11 @@ def dedupe(slot, threshold, lexical, dry_run, fmt, database):
         pairs = store.duplicates(slot, threshold=threshold, semantic=not lexical)
         rows = [pair.to_dict() for pair in pairs]
         columns = ["slot", "similarity", "method", "keep", "keep_value", "drop", "drop_value"]
+        if not rows and not fmt:
+            click.echo("no near-duplicate pairs")
+            return
         emit(rows, fmt, None if fmt else columns)
-        if not fmt and rows:
+        if not fmt:
             click.echo(f"\n{len(rows)} pairs. Dry run: nothing was merged.")
         return
     report = store.dedupe(slot, threshold=threshold, semantic=not lexical)

@@ -23,7 +23,8 @@ from ..records import Fact, PruneReport, SlotPolicy
 
 DAY_MS = 86_400_000
 LOW_QUALITY = -2
-DEFAULT_POLICY = SlotPolicy("*", 500, 30, 3, "the policy of every slot without one")
+DEFAULT_DESCRIPTION = "the policy of every slot without one"
+DEFAULT_POLICY = SlotPolicy("*", 500, 30, 3, DEFAULT_DESCRIPTION)
 DEFAULT_SETTING = "default_policy"  # in memory_settings, as JSON
 
 
@@ -88,7 +89,9 @@ def default_policy(conn) -> SlotPolicy:
     if found is None:
         return DEFAULT_POLICY
     saved = json.loads(found[0])
-    return SlotPolicy("*", saved["cap"], saved["min_age_days"], saved["min_access_count"])
+    return SlotPolicy(
+        "*", saved["cap"], saved["min_age_days"], saved["min_access_count"], DEFAULT_DESCRIPTION
+    )
 
 
 def set_default(conn, policy: SlotPolicy) -> None:

@@ -290,7 +290,7 @@ def _policy(record: dict) -> SlotPolicy:
 def _default(record: dict) -> SlotPolicy:
     _fields(record, DEFAULT_FIELDS, ("cap",))
     policy = _policy({"slot": "default", **record})
-    return dataclasses.replace(policy, slot="*", description=None)
+    return dataclasses.replace(policy, slot="*", description=retention.DEFAULT_DESCRIPTION)
 
 
 def _id(value) -> str:
@@ -349,8 +349,8 @@ def apply(
     if mode == "replace":
         report.changes += _remove_others(conn, parsed, now, dry_run, forget)
     report.records = {
-        "history": _add_history(conn, parsed, ids, dry_run),
-        "feedback": _add_feedback(conn, parsed, ids, dry_run),
+        "history rows": _add_history(conn, parsed, ids, dry_run),
+        "feedback rows": _add_feedback(conn, parsed, ids, dry_run),
         "policies": _set_policies(conn, parsed, mode, dry_run),
     }
     return report, written
@@ -372,7 +372,7 @@ def _import_fact(conn, fact: Fact, mode: str, now: int, dry_run: bool, ids: dict
     ids[fact.id] = old.id
     fact = dataclasses.replace(fact, id=old.id)
     if fact == old:
-        return Change("unchanged", fact.slot, fact.key, fact.value, old.value), None
+        return Change("unchanged", fact.slot, fact.key, fact.value), None
     if mode == "skip-existing":
         return Change("skipped", fact.slot, fact.key, old.value, None, "already here"), None
     if mode == "merge" and fact.updated_at <= old.updated_at:
@@ -468,16 +468,20 @@ def _set_policies(conn, parsed: Parsed, mode: str, dry_run: bool) -> int:
         conflict = "DO NOTHING"
     done = 0
     for _, policy in parsed.policies:
-        there = conn.execute("SELECT 1 FROM memory_slots WHERE slot = ?", (policy.slot,)).fetchone()
-        if there is None or mode == "replace":
+        there = conn.execute("SELECT * FROM memory_slots WHERE slot = ?", (policy.slot,)).fetchone()
+        if there is None or (mode == "replace" and SlotPolicy(*there) != policy):
             done += 1
             if not dry_run:
                 conn.execute(
                     f"INSERT INTO memory_slots VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (slot) {conflict}",
                     dataclasses.astuple(policy),
                 )
-    if parsed.default is not None and (mode == "replace" or not retention.has_default(conn)):
+    default = parsed.default
+    if default is not None and (
+        not retention.has_default(conn)
+        or (mode == "replace" and retention.default_policy(conn) != default)
+    ):
         done += 1
         if not dry_run:
-            retention.set_default(conn, parsed.default)
+            retention.set_default(conn, default)
     return done
