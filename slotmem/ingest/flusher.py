@@ -27,7 +27,7 @@ from .report import FlushItem, FlushReport
 from .transcripts import Transcript, parse
 
 KNOWN_FACTS = 100  # most used facts per slot offered after the relevant ones
-PER_SENTENCE = 5  # hits asked of a slot for each sentence of a chunk
+PER_SENTENCE = 10  # hits asked of a slot for each sentence of a chunk (benchmarks/key_reuse.py)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _LABEL = re.compile(r"^(?:\[\d{4}-\d\d-\d\d\]\s*)?(?:[\w.-]{1,20}:\s)?")  # "[day] user: "
 
@@ -123,7 +123,7 @@ def known_facts(store, slot: str, chunk: str, proposed: dict | None = None) -> d
             facts.setdefault(item.key, item.value)
     for fact in store.list_facts(slot, limit=None, order="pinned", pinned=True):
         facts.setdefault(fact.key, fact.value)
-    best: dict[str, tuple[float, str]] = {}
+    best: dict[str, tuple[float, str]] = {}  # key -> (its best relevance, value)
     for sentence in sentences(chunk):
         for hit in store.query_facts(
             sentence, slots=[slot], limit=PER_SENTENCE, track_access=False

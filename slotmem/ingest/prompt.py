@@ -74,9 +74,10 @@ def build_prompt(
     useful first; ``when``: the day the chunk was said (default: today, UTC)."""
     when = when or datetime.datetime.now(datetime.timezone.utc)
     slot_lines = "\n".join(f"- {slot}: {text}" for slot, text in descriptions.items())
-    per_slot = max(200, (facts_budget or DEFAULT_FACTS_BUDGET) // max(1, len(descriptions)))
+    shown = _share(known, list(descriptions), facts_budget or DEFAULT_FACTS_BUDGET)
     known_text = "\n".join(
-        _render_known(slot, known.get(slot, {}), per_slot) for slot in descriptions
+        f"[{slot}]\n" + ("\n".join(lines) if lines else "(none yet)")
+        for slot, lines in shown.items()
     )
     system = SYSTEM_PROMPT.format(slots=slot_lines)
     return system, USER_PROMPT.format(
@@ -89,12 +90,28 @@ def describe(slot: str, description: str | None = None) -> str:
     return description or SLOT_DESCRIPTIONS.get(slot, f"facts that belong in the {slot!r} slot")
 
 
-def _render_known(slot: str, facts: dict[str, str], budget: int) -> str:
-    lines, used = [], 0
-    for key, value in facts.items():
-        line = f"- {key}: {value}"
-        if used + len(line) > budget:
+def _share(known: dict, slots: list[str], budget: int) -> dict[str, list[str]]:
+    """The lines of known facts shown for each slot, within ``budget`` characters in all: each
+    slot first gets an equal share for its first facts, then what the slots that needed less
+    left goes to the others' next facts, in the slots' order."""
+    lines = {slot: [f"- {k}: {v}" for k, v in known.get(slot, {}).items()] for slot in slots}
+    shown: dict[str, list[str]] = {slot: [] for slot in slots}
+    per_slot = max(200, budget // max(1, len(slots)))
+    left = budget
+    for limit in (per_slot, None):  # the equal shares, then what is left
+        for slot in slots:
+            room = min(per_slot, left) if limit else left
+            taken = _fit(lines[slot][len(shown[slot]) :], room)
+            shown[slot] += taken
+            left -= sum(len(line) + 1 for line in taken)
+    return shown
+
+
+def _fit(lines: list[str], room: int) -> list[str]:
+    taken, used = [], 0
+    for line in lines:
+        if used + len(line) > room:
             break
-        lines.append(line)
+        taken.append(line)
         used += len(line) + 1
-    return f"[{slot}]\n" + ("\n".join(lines) if lines else "(none yet)")
+    return taken
