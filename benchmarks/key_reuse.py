@@ -119,11 +119,11 @@ def main() -> None:
             memory = pm.memory(seed)
             with tempfile.TemporaryDirectory() as tmp:
                 store = build(Path(tmp) / "m.db", memory, random.Random(seed), leg == "hybrid")
-                for part in found:
+                for part, kinds in found.items():
                     said = pm.transcripts(rng, restated(rng, memory, part))
                     conversations[part] += len(said)
                     start = time.perf_counter()
-                    run(store, said, found[part])
+                    run(store, said, kinds)
                     seconds += time.perf_counter() - start
                 store.close()
         for part, kinds in found.items():

@@ -20,39 +20,252 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-FIRST = """Marta Jonas Priya Tomasz Aiko Lucas Fatima Omar Elena Sven Chloe Ravi Ingrid Diego
-Hannah Kofi Mei Pavel Sofia Yusuf Clara Bruno Leila Mateo Nora Felix Amara Hugo Zara Emil
-Ana Rafael Greta Kenji Lena Samir Olga Tariq Beatriz Anton""".split()
-CITIES = """Lisbon Porto Berlin Munich Vienna Prague Warsaw Krakow Oslo Bergen Stockholm Malmo
-Copenhagen Aarhus Helsinki Tallinn Riga Dublin Cork Glasgow Leeds Bristol Lyon Nantes Bordeaux
-Ghent Utrecht Rotterdam Basel Zurich Turin Bologna Valencia Seville Bilbao Athens Ljubljana
-Zagreb Budapest Bratislava""".split()
-JOBS = """nurse architect teacher dentist pharmacist translator chef journalist pilot
-accountant electrician lawyer physiotherapist librarian carpenter photographer
-veterinarian firefighter economist midwife""".split()
-COMPANIES = """Acme Globex Initech Umbrella Hooli Vandelay Stark Wayne Tyrell Cyberdyne Soylent
-Wonka Oscorp Aperture Gringotts Monarch Nakatomi Prestige Dunder Sterling""".split()
-PROJECTS = """Atlas Beacon Comet Delta Ember Falcon Glacier Harbor Iris Juniper Kestrel
-Lantern Meridian Nimbus Orchid Pioneer Quartz Raven Summit Tundra Umber Vertex Willow Zephyr""".split()
+FIRST = [
+    "Marta",
+    "Jonas",
+    "Priya",
+    "Tomasz",
+    "Aiko",
+    "Lucas",
+    "Fatima",
+    "Omar",
+    "Elena",
+    "Sven",
+    "Chloe",
+    "Ravi",
+    "Ingrid",
+    "Diego",
+    "Hannah",
+    "Kofi",
+    "Mei",
+    "Pavel",
+    "Sofia",
+    "Yusuf",
+    "Clara",
+    "Bruno",
+    "Leila",
+    "Mateo",
+    "Nora",
+    "Felix",
+    "Amara",
+    "Hugo",
+    "Zara",
+    "Emil",
+    "Ana",
+    "Rafael",
+    "Greta",
+    "Kenji",
+    "Lena",
+    "Samir",
+    "Olga",
+    "Tariq",
+    "Beatriz",
+    "Anton",
+]
+CITIES = [
+    "Lisbon",
+    "Porto",
+    "Berlin",
+    "Munich",
+    "Vienna",
+    "Prague",
+    "Warsaw",
+    "Krakow",
+    "Oslo",
+    "Bergen",
+    "Stockholm",
+    "Malmo",
+    "Copenhagen",
+    "Aarhus",
+    "Helsinki",
+    "Tallinn",
+    "Riga",
+    "Dublin",
+    "Cork",
+    "Glasgow",
+    "Leeds",
+    "Bristol",
+    "Lyon",
+    "Nantes",
+    "Bordeaux",
+    "Ghent",
+    "Utrecht",
+    "Rotterdam",
+    "Basel",
+    "Zurich",
+    "Turin",
+    "Bologna",
+    "Valencia",
+    "Seville",
+    "Bilbao",
+    "Athens",
+    "Ljubljana",
+    "Zagreb",
+    "Budapest",
+    "Bratislava",
+]
+JOBS = [
+    "nurse",
+    "architect",
+    "teacher",
+    "dentist",
+    "pharmacist",
+    "translator",
+    "chef",
+    "journalist",
+    "pilot",
+    "accountant",
+    "electrician",
+    "lawyer",
+    "physiotherapist",
+    "librarian",
+    "carpenter",
+    "photographer",
+    "veterinarian",
+    "firefighter",
+    "economist",
+    "midwife",
+]
+COMPANIES = [
+    "Acme",
+    "Globex",
+    "Initech",
+    "Umbrella",
+    "Hooli",
+    "Vandelay",
+    "Stark",
+    "Wayne",
+    "Tyrell",
+    "Cyberdyne",
+    "Soylent",
+    "Wonka",
+    "Oscorp",
+    "Aperture",
+    "Gringotts",
+    "Monarch",
+    "Nakatomi",
+    "Prestige",
+    "Dunder",
+    "Sterling",
+]
+PROJECTS = [
+    "Atlas",
+    "Beacon",
+    "Comet",
+    "Delta",
+    "Ember",
+    "Falcon",
+    "Glacier",
+    "Harbor",
+    "Iris",
+    "Juniper",
+    "Kestrel",
+    "Lantern",
+    "Meridian",
+    "Nimbus",
+    "Orchid",
+    "Pioneer",
+    "Quartz",
+    "Raven",
+    "Summit",
+    "Tundra",
+    "Umber",
+    "Vertex",
+    "Willow",
+    "Zephyr",
+]
 STACKS = """Django and PostgreSQL|FastAPI and SQLite|Rails and MySQL|Go and Redis|Spring Boot and
 Oracle|Next.js and Supabase|Elixir and Phoenix|Flask and MongoDB|Rust and Axum|Laravel and
 MariaDB|Node.js and DynamoDB|Kotlin and Ktor""".replace("\n", " ").split("|")
 STATUSES = ["design", "beta", "code freeze", "maintenance mode", "user testing", "production"]
-TEAMS = """payments search mobile platform growth security data billing infra support""".split()
+TEAMS = [
+    "payments",
+    "search",
+    "mobile",
+    "platform",
+    "growth",
+    "security",
+    "data",
+    "billing",
+    "infra",
+    "support",
+]
 ROLES = """tech lead product manager designer QA engineer data scientist scrum master
 engineering manager site reliability engineer""".replace("\n", " ").split("  ")
 ROLES = ["tech lead", "product manager", "designer", "QA engineer", "data scientist",
          "scrum master", "engineering manager", "site reliability engineer"]  # fmt: skip
-MONTHS = """January February March April May June July August September October November
-December""".split()
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 FOODS = ["dry kibble", "wet food", "a grain-free diet", "raw food", "a senior formula"]
 PETS = ["Biscuit", "Pepper", "Miso", "Luna", "Oscar", "Tofu", "Mango", "Ziggy"]
-DISHES = """ramen pad-thai risotto tacos pho falafel schnitzel paella lasagne curry dumplings
-burrito gnocchi shakshuka pierogi""".split()
-RESTAURANTS = """Nonna's Sakura Taqueria Bombay Olive Saffron Lotus Bistro Koi Marigold Fig
-Harissa Cedar Basil Tamarind Juniper Bramble Copper Fennel Pomelo""".split()
-SERVICES = """Netflix Spotify Audible Dropbox iCloud Duolingo Headspace Strava Notion Figma
-Peloton Kindle Patreon Substack YouTube""".split()
+DISHES = [
+    "ramen",
+    "pad-thai",
+    "risotto",
+    "tacos",
+    "pho",
+    "falafel",
+    "schnitzel",
+    "paella",
+    "lasagne",
+    "curry",
+    "dumplings",
+    "burrito",
+    "gnocchi",
+    "shakshuka",
+    "pierogi",
+]
+RESTAURANTS = [
+    "Nonna's",
+    "Sakura",
+    "Taqueria",
+    "Bombay",
+    "Olive",
+    "Saffron",
+    "Lotus",
+    "Bistro",
+    "Koi",
+    "Marigold",
+    "Fig",
+    "Harissa",
+    "Cedar",
+    "Basil",
+    "Tamarind",
+    "Juniper",
+    "Bramble",
+    "Copper",
+    "Fennel",
+    "Pomelo",
+]
+SERVICES = [
+    "Netflix",
+    "Spotify",
+    "Audible",
+    "Dropbox",
+    "iCloud",
+    "Duolingo",
+    "Headspace",
+    "Strava",
+    "Notion",
+    "Figma",
+    "Peloton",
+    "Kindle",
+    "Patreon",
+    "Substack",
+    "YouTube",
+]
 DIETS = ["vegetarian", "vegan", "pescatarian", "gluten-free", "lactose-free", "on a keto diet"]
 DRINKS = ["flat white", "oat latte", "double espresso", "green tea", "chai latte", "cortado",
           "americano", "matcha"]  # fmt: skip
@@ -204,9 +417,34 @@ FAMILIES = [
            "banking", "The user's bank is {v}.", "bank"),
 ]  # fmt: skip
 
-SURNAMES = """Adebayo Bergstrom Castillo Dubois Eriksen Fischer Garcia Haddad Ivanova Jensen
-Kowalski Lindqvist Moreau Nakamura Okafor Petrov Quinn Rossi Schmidt Tanaka Ueda Varga Weber Xu
-Yilmaz Zielinski""".split()
+SURNAMES = [
+    "Adebayo",
+    "Bergstrom",
+    "Castillo",
+    "Dubois",
+    "Eriksen",
+    "Fischer",
+    "Garcia",
+    "Haddad",
+    "Ivanova",
+    "Jensen",
+    "Kowalski",
+    "Lindqvist",
+    "Moreau",
+    "Nakamura",
+    "Okafor",
+    "Petrov",
+    "Quinn",
+    "Rossi",
+    "Schmidt",
+    "Tanaka",
+    "Ueda",
+    "Varga",
+    "Weber",
+    "Xu",
+    "Yilmaz",
+    "Zielinski",
+]
 RELATIVES = ["sister", "brother", "mother", "father", "aunt", "uncle", "cousin", "grandmother"]
 PLANS = ["family", "student", "premium", "basic", "duo", "annual"]
 ENTITIES = {
