@@ -190,8 +190,6 @@ TEAMS = [
     "infra",
     "support",
 ]
-ROLES = """tech lead product manager designer QA engineer data scientist scrum master
-engineering manager site reliability engineer""".replace("\n", " ").split("  ")
 ROLES = ["tech lead", "product manager", "designer", "QA engineer", "data scientist",
          "scrum master", "engineering manager", "site reliability engineer"]  # fmt: skip
 MONTHS = [
@@ -322,7 +320,7 @@ FAMILIES = [
            "{e}_hobby", "{E}'s favourite sport is {v}.", "sport"),
     Family("friend.partner", "friend", "friend.{e}.partner", ("{E} is married to {v}.", "{E}'s partner is {v}."),
            ("{E} and her husband split up; she is seeing {new} now.", "{E} got together with {new}."),
-           "{e}_spouse", "{E} lives with their partner {v}.", "first"),
+           "{e}_spouse", "{E} lives with their partner {v}.", "partner"),
     # -- about a colleague --------------------------------------------------------------------
     Family("colleague.role", "colleague", "colleague.{e}.role", ("{E} is the team's {v}.",),
            ("{E} was promoted, {E} is our {new} now.", "{E} moved into the {new} role."),
@@ -417,6 +415,10 @@ FAMILIES = [
            "banking", "The user's bank is {v}.", "bank"),
 ]  # fmt: skip
 
+# Partners are not among the friends: "Zara's partner is Felix" beside "Felix is married to
+# Zara" would be one fact under two keys, a duplicate the benchmark did not seed.
+PARTNERS = ["Alex", "Robin", "Sam", "Kim", "Charlie", "Jamie", "Morgan", "Taylor", "Jordan",
+            "Casey", "Riley", "Quinn", "Avery", "Rowan", "Sasha"]  # fmt: skip
 SURNAMES = [
     "Adebayo",
     "Bergstrom",
@@ -473,6 +475,7 @@ DRAWS = {
     "stack": STACKS,
     "status": STATUSES,
     "first": FIRST,
+    "partner": PARTNERS,
     "food": FOODS,
     "dish": DISHES,
     "company": COMPANIES,

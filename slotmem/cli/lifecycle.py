@@ -129,7 +129,7 @@ def import_(file, mode, dry_run, fmt, database):
 @click.option(
     "--threshold",
     type=click.FloatRange(0, 1),
-    help="Least similarity of a pair, 0 to 1  [default: 0.85 by vectors, 0.6 by words]",
+    help="Least similarity of a pair, 0 to 1  [default: 0.83 by vectors, 0.87 by words]",
 )
 @click.option("--lexical", is_flag=True, help="Compare words, even when semantic search is on")
 @click.option("--dry-run", is_flag=True, help="List the pairs; merge nothing")

@@ -4,13 +4,15 @@ Two measures, the vector one when the file has semantic search on:
 
 - **vector**: the cosine similarity of the two facts' stored vectors; each fact's nearest
   neighbours in its slot are the candidates.
-- **lexical**: the overlap of the two facts' words (their stems, key and value), each word
-  weighted by its idf in the slot: shared weight / all the weight of either (a weighted
-  Jaccard). A rare word shared says much, a common one little, and a rare word that only one
-  of them has ("Marta lives in Porto", "Jonas lives in Porto") says they differ.
+- **lexical**: how much of one fact's words (their stems, key and value) the other holds, each
+  word weighted by its idf in the slot: the weight they share / the weight of the smaller one.
+  A rare word shared says much, a common one little, and a rare word that only one of them
+  has ("Marta lives in Porto", "Jonas lives in Porto") says they differ. Paraphrases share
+  few words, so this finds fewer pairs than vectors do, but few false ones.
 
 A pair at or above the threshold is reported with the newer fact as the one to keep. The
-thresholds are chosen by ``benchmarks/dedupe.py`` on its development half.
+thresholds were chosen on the development half of ``benchmarks/dedupe.py`` (the most pairs
+found with at most 2 false ones per 500 facts); docs/benchmarks.md has the held-out figures.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from ..records import Fact
 from . import terms as text_terms
 from .stemmer import stem
 
-THRESHOLDS = {"vector": 0.85, "lexical": 0.6}
-NEIGHBOURS = 5  # nearest facts compared with each fact (vector)
+THRESHOLDS = {"vector": 0.83, "lexical": 0.87}
+NEIGHBOURS = 10  # nearest facts compared with each fact (vector)
 MAX_TERMS = 64  # words of a fact compared (lexical)
 COMMON = 0.05  # a word in more than this share of the slot's facts proposes no pair (lexical)
 _KEY_SPLIT = re.compile(r"[._\-]+")
@@ -85,8 +87,8 @@ def by_words(conn, slot: str, threshold: float, *, now: int) -> list[Pair]:
                     continue
                 seen.add((a, b))
                 shared = sum(idf[w] for w in words[a] & words[b])
-                either = sum(idf[w] for w in words[a] | words[b])
-                similarity = shared / either if either else 0.0
+                smaller = min(sum(idf[w] for w in words[a]), sum(idf[w] for w in words[b]))
+                similarity = shared / smaller if smaller else 0.0
                 if similarity >= threshold:
                     pairs.append(_pair(slot, facts[a], facts[b], similarity, "lexical"))
     return pairs
