@@ -1,9 +1,10 @@
+import datetime
 import json
 
 import pytest
 from click.testing import CliRunner
 
-from slotmem import ModelError, Store
+from slotmem import InvalidInput, ModelError, Store
 from slotmem.cli.flush import flush as flush_command
 from slotmem.ingest.flusher import flush
 from slotmem.ingest.policy import Policy, cap_value, normalize_key
@@ -452,6 +453,131 @@ def test_transcript_can_be_a_string(store, mock_models):
     report = flush(store, "I prefer tea.", "mock", source="session-42")
     assert store.get("user", "drink").source.startswith("flush:session-42|model:mock|")
     assert report.source == "session-42"
+
+
+# -- dates, expiry, which known facts the model sees ------------------------------------------
+
+DATED = json.dumps(
+    [
+        {
+            "role": "user",
+            "content": "We moved to Berlin last month.",
+            "timestamp": "2026-10-15T09:30:00Z",
+        },
+        {"role": "assistant", "content": "Welcome to Berlin!", "timestamp": 1792056700},
+    ]
+)
+
+
+def test_the_prompt_carries_the_day_of_the_transcript_and_asks_for_absolute_dates(
+    store, mock_models
+):
+    mock_models.plain.enqueue(reply(fact("home_city", "Moved to Berlin in September 2026.")))
+    flush(store, DATED, "mock")
+    prompt = mock_models.plain.prompts[0]
+    assert "The conversation took place on Thursday, 15 October 2026 (2026-10-15)." in prompt.prompt
+    assert "[2026-10-15] user: We moved to Berlin last month." in prompt.prompt
+    assert "Dates are absolute" in prompt.system and "Never write" in prompt.system
+    assert store.get("user", "home_city").value == "Moved to Berlin in September 2026."
+
+
+def test_now_overrides_and_the_clock_is_the_default(store, mock_models, clock):
+    mock_models.plain.enqueue(reply(), reply(), reply())
+    flush(store, DATED, "mock", now="2027-01-02")
+    assert "Saturday, 2 January 2027" in mock_models.plain.prompts[0].prompt
+    flush(store, "We moved last month.", "mock")  # no timestamps: the store's clock
+    assert "Thursday, 1 January 2026 (2026-01-01)" in mock_models.plain.prompts[1].prompt
+    flush(store, "x", "mock", now=datetime.date(2026, 3, 4))
+    assert "(2026-03-04)" in mock_models.plain.prompts[2].prompt
+    with pytest.raises(InvalidInput, match="now must be a date"):
+        flush(store, "x", "mock", now="next tuesday")
+
+
+def test_a_relative_date_left_in_a_value_gets_the_day_it_was_said(store, mock_models):
+    mock_models.plain.enqueue(
+        reply(
+            fact("home_city", "Moved to Berlin last month."),
+            fact("trip", "Flies to Rome in two weeks."),
+            fact("drink", "Prefers tea."),
+        )
+    )
+    flush(store, DATED, "mock")
+    assert (
+        store.get("user", "home_city").value == "Moved to Berlin last month (said on 2026-10-15)."
+    )
+    assert store.get("user", "trip").value == "Flies to Rome in two weeks (said on 2026-10-15)."
+    assert store.get("user", "drink").value == "Prefers tea."
+
+
+def test_a_proposed_ttl_makes_the_fact_expire(store, mock_models, clock):
+    mock_models.plain.enqueue(
+        reply(
+            {**fact("location", "Is at the airport."), "ttl": "6h"},
+            {**fact("cold", "Has a cold."), "ttl": "soonish"},
+            {**fact("name", "Is called Maja."), "ttl": None},
+        )
+    )
+    report = flush(store, "I'm at the airport with a cold. I'm Maja.", "mock")
+    location = store.get("user", "location")
+    assert location.expires_at == clock.now + 6 * 3_600_000
+    assert [(i.key, i.action) for i in report.items] == [
+        ("location", "created"),
+        ("cold", "rejected"),
+        ("name", "created"),
+    ]
+    assert "not a duration" in report.items[1].reason
+    assert store.get("user", "name").expires_at is None
+    assert report.to_dict()["facts"][0]["ttl"] == "6h"
+
+
+def test_a_ttl_that_ran_out_before_the_flush_is_rejected(store, mock_models):
+    mock_models.plain.enqueue(reply({**fact("location", "Is at the airport."), "ttl": "2h"}))
+    report = flush(store, DATED, "mock")  # said on 2026-10-15; the clock says 2026-01-01...
+    assert report.items[0].action == "created"  # ...so it has not run out: in the future
+    mock_models.plain.enqueue(reply({**fact("location", "Is at the airport."), "ttl": "2h"}))
+    report = flush(store, DATED, "mock", now="2025-06-01")
+    assert report.items[0].action == "rejected"
+    assert report.items[0].reason == "its ttl (2h) ran out on 2025-06-01"
+
+
+def test_a_rarely_used_fact_relevant_to_the_chunk_is_shown(store, mock_models):
+    store.upsert_many(
+        [
+            {"slot": "user", "key": f"fact_{i:03}", "value": f"Likes hobby number {i}."}
+            for i in range(200)
+        ]
+    )
+    store.upsert("user", "home_city", "Lives in Paris.")
+    store.upsert("user", "name", "Is called Maja.")
+    store.pin("user", "name")
+    for _ in range(3):
+        store.query_facts("hobby number", limit=100)  # everything else is used more
+    mock_models.plain.enqueue(reply())
+    flush(store, "Paris was lovely but we moved away.", "mock", slots=["user"], facts_budget=600)
+    known = mock_models.plain.prompts[0].prompt.split("The conversation took place")[0]
+    lines = [line for line in known.splitlines() if line.startswith("- ")]
+    assert lines[:2] == [
+        "- name: Is called Maja.",
+        "- home_city: Lives in Paris.",
+    ]  # pinned, relevant
+    assert len("\n".join(lines)) <= 600
+
+
+def test_sentences_drop_labels():
+    from slotmem.ingest.flusher import sentences
+
+    chunk = "[2026-10-15] user: I moved. To Berlin!\n\nassistant: Nice. Nice.\nuser: ok"
+    assert sentences(chunk) == ["I moved.", "To Berlin!", "Nice.", "ok"]
+
+
+def test_the_budget_left_by_one_slot_goes_to_the_others():
+    from slotmem.ingest.prompt import build_prompt
+
+    known = {"user": {f"k{i}": "v" * 40 for i in range(60)}, "agent": {}}
+    _, prompt = build_prompt({"user": "u", "agent": "a"}, known, "chunk", facts_budget=2000)
+    shown = [line for line in prompt.splitlines() if line.startswith("- k")]
+    assert 40 <= len(shown) < 60  # more than its half (1,000 characters: 21 lines)
+    assert "[agent]\n(none yet)" in prompt
 
 
 # -- the command line ------------------------------------------------------------------------------

@@ -95,3 +95,45 @@ def test_file_made_before_0008_protects_what_a_person_wrote(db_path):
         store.delete("user", "timezone")
         assert search("deploying", track_access=False) == ["deploy"] and search("rust") == ["stack"]
         assert fts_integrity_error(store) is None
+
+
+def test_file_made_before_expiry_opens_and_its_history_restores(db_path, clock):
+    """A file from before 0007_time_and_life: old history rows restore, facts can expire."""
+    make_old_file(db_path, before="0007_time_and_life")
+    conn = db.connect(db_path, "rw")
+    conn.execute(
+        "INSERT INTO memory_fact_history (fact_id, slot, key, value, confidence, quality, source, "
+        "created_at, updated_at, last_accessed, access_count, reason, changed_at, changed_by) "
+        "VALUES ('f0', 'user', 'home_city', 'Paris', 1, 0, 'cli', 1, 1, 1, 0, 'delete', 2, 'cli')"
+    )
+    conn.close()
+    with Store(db_path, clock=clock) as store:
+        assert store.migrated[0] == "0007_time_and_life"
+        assert store.get("user", "timezone").expires_at is None
+        [entry] = store.history("user", "home_city")
+        assert (entry.version, entry.pinned_at, entry.expires_at) == (1, None, None)
+        assert store.restore("user", "home_city").fact.id == "f0"
+        store.upsert("user", "timezone", "Europe/Oslo", ttl="1h")
+        assert store.get("user", "timezone").expires_at == clock.now + 3_600_000
+
+
+def test_file_with_0008_but_not_0007_gets_0007(db_path):
+    """A file a slotmem with 0008 and without 0007 made (they were written side by side)."""
+    make_old_file(db_path, before="0007_time_and_life")
+    conn = db.connect(db_path, "rw")
+    [path] = [p for p in migrate.migration_files() if p.stem.startswith("0008")]
+    later = {}
+    exec(path.read_text(), later)
+    later["migrate"](Database(conn))
+    conn.execute(
+        "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES (?, ?, 'then')",
+        (migrate.MIGRATION_SET, path.stem),
+    )
+    conn.close()
+    with Store(db_path) as store:
+        assert store.migrated == ["0007_time_and_life"]
+        store.protect("user", "timezone")
+        store.upsert("user", "timezone", "Europe/Oslo", ttl="1h")
+        [entry] = store.history("user", "timezone")
+        assert entry.protected_at is not None and entry.value == "Europe/Stockholm"
+        assert store.get("user", "timezone").expires_at is not None

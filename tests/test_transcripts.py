@@ -222,6 +222,8 @@ def test_llm_logs_legacy_tables(tmp_path, migrated_logs_db):
         ("user", "Deadline is Friday."),
         ("assistant", "OK"),
     ]
+    assert t.render().startswith("[2024-01-01] user: I use vim.")
+    assert "[2024-01-02] user: Deadline is Friday." in t.render()
 
 
 def test_llm_logs_errors(log_chat):
@@ -232,9 +234,59 @@ def test_llm_logs_errors(log_chat):
         from_llm_logs("nope")
 
 
+def test_llm_logs_thread_time_is_the_transcript_time(log_chat):
+    t = from_llm_logs(log_chat([("I live in Oslo.", "Ok")]))
+    assert t.at is not None and t.at.tzinfo is not None
+    assert t.dated_chunks(1000)[0][1] == t.at
+
+
 def test_llm_logs_are_read_only(llm_user_dir, log_chat):
     path = llm_user_dir / "logs.db"
     cid = log_chat([("I live in Oslo.", "Ok")])
     before = path.read_bytes()
     from_llm_logs(cid)
     assert path.read_bytes() == before
+
+
+# -- when it was said ---------------------------------------------------------------------
+
+
+def test_message_times_in_every_form():
+    messages = [
+        {"role": "user", "content": "a", "timestamp": "2026-10-15T09:30:00Z"},
+        {"role": "user", "content": "b", "created_at": "2026-10-15 23:30:00+02:00"},
+        {"role": "user", "content": "c", "create_time": 1792108800},  # 2026-10-16, seconds
+        {"role": "user", "content": "d", "time": 1792108800000},  # milliseconds
+        {"role": "user", "content": "e", "date": "not a date"},  # ignored, never an error
+        {"role": "user", "content": "f", "datetime": True},
+    ]
+    t = parse(json.dumps(messages))
+    days = [turn.at and turn.at.strftime("%Y-%m-%d %z") for turn in t.turns]
+    assert days == [
+        "2026-10-15 +0000",
+        "2026-10-15 +0200",
+        "2026-10-16 +0000",
+        "2026-10-16 +0000",
+        None,
+        None,
+    ]
+    assert t.render().split("\n\n") == [
+        "[2026-10-15] user: a",
+        "user: b",
+        "[2026-10-16] user: c",
+        "user: d",
+        "user: e",
+        "user: f",
+    ]
+
+
+def test_each_chunk_has_the_time_of_its_last_dated_turn():
+    messages = [
+        {"role": "user", "content": "x" * 300, "timestamp": f"2026-10-{day}T10:00:00Z"}
+        for day in (10, 11, 12)
+    ] + [{"role": "user", "content": "undated " * 40}]
+    t = parse(json.dumps(messages))
+    chunks = t.dated_chunks(400)
+    assert [when.day for _, when in chunks] == [10, 11, 12, 12]
+    assert [text for text, _ in chunks] == t.chunks(400)
+    assert parse("plain text").dated_chunks(100) == [("plain text", None)]

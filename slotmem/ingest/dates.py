@@ -103,4 +103,6 @@ def anchor(value: str, said: datetime.datetime) -> str:
     """``value`` with the day it was said appended when it still holds a relative date."""
     if RELATIVE.search(value) is None or day(said) in value:
         return value
-    return f"{value.rstrip()} (said on {day(said)})"
+    text = value.rstrip()
+    body = text.rstrip(".!")
+    return f"{body} (said on {day(said)}){text[len(body) :]}"

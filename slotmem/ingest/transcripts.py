@@ -65,12 +65,13 @@ class Transcript:
         return [text for text, _ in self.dated_chunks(max_chars)]
 
     def dated_chunks(self, max_chars: int) -> list[tuple[str, datetime.datetime | None]]:
-        """``chunks``, each with when its last dated turn was said (else the transcript's
-        ``at``, else None)."""
-        found = []
+        """``chunks``, each with when its last dated turn was said (a chunk without one: the
+        chunk before's, else the transcript's ``at``, else None)."""
+        found, last = [], self.at
         for text, indexes in chunk_spans(self.pieces(), max_chars):
             times = [at for i in indexes if (at := self.turns[i].at) is not None]
-            found.append((text, max(times) if times else self.at))
+            last = max(times) if times else last
+            found.append((text, last))
         return found
 
 

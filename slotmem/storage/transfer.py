@@ -371,7 +371,7 @@ def _import_fact(conn, fact: Fact, mode: str, now: int, dry_run: bool, ids: dict
     old = Fact.from_row(row)
     ids[fact.id] = old.id
     fact = dataclasses.replace(fact, id=old.id)
-    if fact == old:
+    if _content(fact) == _content(old):  # access counts aside: this file's own reads
         return Change("unchanged", fact.slot, fact.key, fact.value), None
     if mode == "skip-existing":
         return Change("skipped", fact.slot, fact.key, old.value, None, "already here"), None
@@ -385,6 +385,10 @@ def _import_fact(conn, fact: Fact, mode: str, now: int, dry_run: bool, ids: dict
         rows.overwrite(conn, row["seq"], fact)
     written = fact if fact.value != old.value else None
     return Change("updated", fact.slot, fact.key, fact.value, old.value), written
+
+
+def _content(fact: Fact) -> tuple:
+    return dataclasses.replace(fact, access_count=0, last_accessed=0), fact.id
 
 
 def _remove_others(conn, parsed: Parsed, now: int, dry_run: bool, forget) -> list[Change]:

@@ -1,0 +1,110 @@
+"""Near-duplicate facts: found by words or by vectors, merged keeping what the owner would."""
+
+import json
+
+import llm
+import pytest
+from click.testing import CliRunner
+
+from slotmem import InvalidInput
+from slotmem.cli import cli
+from tests.conftest import fts_integrity_error
+from tests.test_semantic import Plugin
+
+FACTS = [
+    ("user", "coffee_pref", "Drinks a flat white every morning at the Corner Cafe."),
+    ("user", "friend.marta.city", "Marta lives in Porto."),
+    ("user", "friend.jonas.city", "Jonas lives in Porto."),  # not a duplicate of Marta's
+    ("user", "friend.marta.job", "Marta works as a nurse."),
+    ("project", "stack", "The Comet service runs on Django and PostgreSQL."),
+    ("user", "drink.morning", "Every morning drinks a flat white at the Corner Cafe."),
+]
+
+
+@pytest.fixture
+def mem(store, clock):
+    for slot, key, value in FACTS:
+        store.upsert(slot, key, value)
+        clock.advance(ms=10)
+    return store
+
+
+def pairs(store, **options):
+    return [(p.slot, p.keep.key, p.drop.key) for p in store.duplicates(**options)]
+
+
+def test_lexical_pairs(mem):
+    assert pairs(mem, semantic=False) == [("user", "drink.morning", "coffee_pref")]
+    assert pairs(mem, slot="project", semantic=False) == []
+    loose = pairs(mem, threshold=0.3, semantic=False)
+    assert ("user", "friend.jonas.city", "friend.marta.city") in loose  # below the default
+    with pytest.raises(InvalidInput, match="threshold"):
+        mem.duplicates(threshold=1.5)
+
+
+def test_merge_keeps_the_newer_value_both_access_counts_and_the_other_history(mem, clock):
+    mem.upsert("user", "coffee_pref", "Drinks a flat white every morning at the Corner Cafe!")
+    mem.query_facts("Corner Cafe flat white")
+    mem.query_facts("Corner Cafe flat white")
+    mem.pin("user", "coffee_pref")
+    clock.advance(days=1)
+    mem.upsert("user", "drink.morning", "Every morning drinks a flat white at the Corner Cafe now.")
+    old, new = mem.get("user", "coffee_pref"), mem.get("user", "drink.morning")
+    dry = mem.dedupe(semantic=False, dry_run=True)
+    assert [(c.action, c.key) for c in dry.changes] == [("merged", "coffee_pref")]
+    assert mem.get("user", "coffee_pref") is not None
+    report = mem.dedupe(semantic=False)
+    assert report.to_dict()["changes"] == dry.to_dict()["changes"]
+    assert mem.get("user", "coffee_pref") is None
+    kept = mem.get("user", "drink.morning")
+    assert kept.value == new.value and kept.id == new.id
+    assert kept.access_count == old.access_count + new.access_count
+    assert kept.pinned_at == old.pinned_at
+    history = mem.history("user", "drink.morning")
+    assert [(e.reason, e.key, e.value) for e in history[:3]] == [
+        ("merge", "drink.morning", old.value),
+        ("update", "drink.morning", FACTS[0][2]),  # coffee_pref's own history, copied
+        ("update", "drink.morning", FACTS[5][2]),
+    ]
+    assert mem.history("user", "coffee_pref")[0].changed_by == "dedupe:user/drink.morning"
+    assert mem.restore("user", "coffee_pref").fact.value == old.value  # a way back
+    assert fts_integrity_error(mem) is None
+
+
+def test_expired_facts_are_not_paired(mem, clock):
+    mem.upsert("user", "drink.morning", FACTS[5][2], ttl=60)
+    clock.advance(ms=60_000)
+    assert pairs(mem, semantic=False) == []
+
+
+def test_vector_pairs(mem):
+    llm.pm.register(Plugin(), name="fake-embeddings-dedupe")
+    try:
+        mem.upsert("project", "release", "The Comet service runs on Django and PostgreSQL")
+        mem.semantic.reindex("fake-64")
+        found = mem.duplicates()
+        assert {p.method for p in found} == {"vector"}
+        assert ("project", "release", "stack") in [(p.slot, p.keep.key, p.drop.key) for p in found]
+        assert all(p.similarity >= 0.83 for p in found)
+        mem.dedupe()
+        assert mem.get("project", "stack") is None
+        status = mem.semantic.status()
+        assert status["index_rows"] == status["embedded"]
+    finally:
+        llm.pm.unregister(name="fake-embeddings-dedupe")
+
+
+def test_cli(mem):
+    runner = CliRunner()
+    db = str(mem.path)
+    listed = runner.invoke(cli, ["dedupe", "--dry-run", "-d", db])
+    assert listed.exit_code == 0 and "coffee_pref" in listed.output
+    assert "1 pairs. Dry run: nothing was merged." in listed.output
+    rows = json.loads(runner.invoke(cli, ["dedupe", "--dry-run", "--json", "-d", db]).output)
+    assert rows[0]["keep"] == "drink.morning" and rows[0]["method"] == "lexical"
+    none = runner.invoke(cli, ["dedupe", "--dry-run", "--slot", "project", "-d", db])
+    assert none.output == "no near-duplicate pairs\n"
+    merged = runner.invoke(cli, ["dedupe", "-d", db])
+    assert merged.exit_code == 0 and "merged" in merged.output and "1 merged" in merged.output
+    bad = runner.invoke(cli, ["dedupe", "--threshold", "2", "-d", db])
+    assert bad.exit_code == 2
