@@ -100,6 +100,19 @@ def test_hybrid_keeps_lexical_hits_and_slot_filter(mem):
     )
 
 
+def test_hybrid_never_returns_an_expired_fact_and_keeps_to_the_window(mem, clock):
+    mem.upsert("project", "release", "The release is on Friday.", ttl="1h")
+    assert "release" in [h.fact.key for h in mem.query_facts("When do we ship?")]
+    clock.advance(days=1)
+    assert "release" not in [h.fact.key for h in mem.query_facts("When do we ship?")]
+    mem.prune()
+    assert consistent(mem)["embedded"] == 3
+    mem.upsert("project", "deploy.schedule", "We ship on Mondays now.")
+    found = mem.query_facts("When do we ship?", until=clock.now)
+    assert "deploy.schedule" not in [h.fact.key for h in found]  # updated after the window
+    assert mem.query_facts("When do we ship?", since=clock.now)[0].fact.key == "deploy.schedule"
+
+
 def test_updates_and_deletes_keep_the_index_consistent(mem, clock):
     status = consistent(mem)
     assert (status["model"], status["dimensions"], status["stale"], status["embedded"]) == (
