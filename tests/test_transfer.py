@@ -1,6 +1,9 @@
 """Export and import: a lossless round trip, modes, dry runs, bad lines, the write scan."""
 
 import json
+import multiprocessing
+import os
+import signal
 
 import pytest
 from click.testing import CliRunner
@@ -239,3 +242,63 @@ def test_cli_export_import(tmp_path, store, clock):
     assert (
         "is not UTF-8 text" in runner.invoke(cli, ["import", str(path), "-d", str(target)]).output
     )
+
+
+def _import_then_die(path, lines):
+    from slotmem.storage import transfer
+
+    inserted = []
+    real = transfer.rows.insert
+
+    def insert(conn, fact):
+        real(conn, fact)
+        inserted.append(fact)
+        if len(inserted) == 50:  # half way, inside the import's transaction
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    transfer.rows.insert = insert
+    Store(path).import_records(lines)
+
+
+def _import(path, lines, queue):
+    try:
+        with Store(path) as store:
+            queue.put(store.import_records(lines).counts())
+    except Exception as e:  # noqa: BLE001 - reported to the parent
+        queue.put(repr(e))
+
+
+SEED = [
+    json.dumps({"slot": "user", "key": f"k{i}", "value": f"fact number {i}"}) for i in range(100)
+]
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX-only")
+def test_a_killed_import_writes_nothing(db_path):
+    with Store(db_path, create=True) as store:
+        store.upsert("user", "kept", "written before")
+    child = multiprocessing.get_context("spawn").Process(
+        target=_import_then_die, args=(db_path, SEED)
+    )
+    child.start()
+    child.join(timeout=60)
+    assert child.exitcode == -signal.SIGKILL
+    with Store(db_path) as store:
+        assert store.slots() == {"user": 1}
+        assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert fts_integrity_error(store) is None
+
+
+def test_two_processes_import_the_same_file_at_once(db_path):
+    Store(db_path, create=True).close()
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    workers = [ctx.Process(target=_import, args=(db_path, SEED, queue)) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    results = sorted((queue.get(timeout=120) for _ in workers), key=str)
+    for worker in workers:
+        worker.join(timeout=30)
+    assert results == [{"added": 100}, {"unchanged": 100}]  # one after the other, whole
+    with Store(db_path) as store:
+        assert store.slots() == {"user": 100}

@@ -371,7 +371,7 @@ def _import_fact(conn, fact: Fact, mode: str, now: int, dry_run: bool, ids: dict
     old = Fact.from_row(row)
     ids[fact.id] = old.id
     fact = dataclasses.replace(fact, id=old.id)
-    if _content(fact) == _content(old):  # access counts aside: this file's own reads
+    if _content(fact) == _content(old):  # what it says is the same: this file's times stay
         return Change("unchanged", fact.slot, fact.key, fact.value), None
     if mode == "skip-existing":
         return Change("skipped", fact.slot, fact.key, old.value, None, "already here"), None
@@ -388,7 +388,7 @@ def _import_fact(conn, fact: Fact, mode: str, now: int, dry_run: bool, ids: dict
 
 
 def _content(fact: Fact) -> tuple:
-    return dataclasses.replace(fact, access_count=0, last_accessed=0), fact.id
+    return (fact.value, fact.confidence, fact.quality, fact.source, fact.pinned_at, fact.expires_at)
 
 
 def _remove_others(conn, parsed: Parsed, now: int, dry_run: bool, forget) -> list[Change]:
