@@ -34,7 +34,7 @@ from slotmem.search.duplicates import THRESHOLDS
 
 PAIRS = 20
 SWEEP = {
-    "lexical": [0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75],
+    "lexical": [0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95],
     "vector": [0.75, 0.8, 0.82, 0.85, 0.88, 0.9, 0.92],
 }
 
