@@ -1,5 +1,7 @@
 """A file made before 0003_search_indexes upgrades: its facts are searchable the new way."""
 
+import importlib.util
+
 from sqlite_utils import Database
 
 from slotmem import Store
@@ -122,9 +124,10 @@ def test_file_with_0008_but_not_0007_gets_0007(db_path):
     make_old_file(db_path, before="0007_time_and_life")
     conn = db.connect(db_path, "rw")
     [path] = [p for p in migrate.migration_files() if p.stem.startswith("0008")]
-    later = {}
-    exec(path.read_text(), later)
-    later["migrate"](Database(conn))
+    spec = importlib.util.spec_from_file_location("later_migration", path)
+    later = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(later)
+    later.migrate(Database(conn))
     conn.execute(
         "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES (?, ?, 'then')",
         (migrate.MIGRATION_SET, path.stem),

@@ -40,7 +40,6 @@ def restore(conn, entry: HistoryEntry, *, now: int, by: str) -> tuple[Fact, Fact
     passed is dropped, so that what is restored is seen. ``updated_at`` is now: the restore is
     the latest change, and a restored fact is not pruned again at once."""
     row = _row(conn, entry.slot, entry.key)
-    expires = entry.expires_at if entry.expires_at is not None and entry.expires_at > now else None
     if row is None:
         fact_id = entry.fact_id if not _id_taken(conn, entry.fact_id) else secrets.token_hex(8)
         fact = Fact(
@@ -57,22 +56,32 @@ def restore(conn, entry: HistoryEntry, *, now: int, by: str) -> tuple[Fact, Fact
             entry.access_count,
             pinned_at=entry.pinned_at,
             protected_at=entry.protected_at,
-            expires_at=expires,
+            expires_at=_still(entry.expires_at, now),
         )
         rows.insert(conn, fact)
         return fact, None
     old = Fact.from_row(row)
     rows.archive(conn, row["seq"], "restore", now, by)
-    fact = dataclasses.replace(
-        old,
+    fact = _with_value(old, entry, now)
+    rows.overwrite(conn, row["seq"], fact)
+    return fact, old
+
+
+def _with_value(fact: Fact, entry: HistoryEntry, now: int) -> Fact:
+    """``fact`` holding ``entry``'s value again (its confidence, source and expiry), changed now."""
+    return dataclasses.replace(
+        fact,
         value=entry.value,
         confidence=entry.confidence,
         source=entry.source,
         updated_at=now,
-        expires_at=expires,
+        expires_at=_still(entry.expires_at, now),
     )
-    rows.overwrite(conn, row["seq"], fact)
-    return fact, old
+
+
+def _still(expires_at: int | None, now: int) -> int | None:
+    """An expiry that has not passed (one that has is dropped: what is brought back is seen)."""
+    return expires_at if expires_at is not None and expires_at > now else None
 
 
 def flush_source(source: str) -> Callable[[str | None], bool]:
@@ -111,15 +120,7 @@ def undo_flush(
                 forget([row["seq"]])
                 conn.execute("DELETE FROM memory_facts WHERE seq = ?", (row["seq"],))
             continue
-        expires = before.expires_at if before.expires_at and before.expires_at > now else None
-        restored = dataclasses.replace(
-            fact,
-            value=before.value,
-            confidence=before.confidence,
-            source=before.source,
-            updated_at=now,
-            expires_at=expires,
-        )
+        restored = _with_value(fact, before, now)
         report.changes.append(Change("reverted", fact.slot, fact.key, before.value, fact.value))
         written.append(restored)
         if not dry_run:

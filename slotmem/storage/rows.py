@@ -3,6 +3,8 @@ that restore, import and merge facts, so that every path archives a row the same
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..records import FACT_COLUMNS, Fact, HistoryEntry
 
 UPSERT_SQL = """
@@ -28,25 +30,7 @@ INSERT_SQL = (
 OVERWRITE_SQL = (
     f"UPDATE memory_facts SET {', '.join(f'{name} = ?' for name in FACT_COLUMNS)} WHERE seq = ?"
 )
-HISTORY_FIELDS = (
-    "fact_id",
-    "slot",
-    "key",
-    "value",
-    "confidence",
-    "quality",
-    "source",
-    "reason",
-    "changed_at",
-    "changed_by",
-    "created_at",
-    "updated_at",
-    "last_accessed",
-    "access_count",
-    "pinned_at",
-    "protected_at",
-    "expires_at",
-)
+HISTORY_FIELDS = tuple(f.name for f in dataclasses.fields(HistoryEntry) if f.name != "version")
 INSERT_HISTORY_SQL = (
     f"INSERT INTO memory_fact_history ({', '.join(HISTORY_FIELDS)}) "
     f"VALUES ({', '.join('?' * len(HISTORY_FIELDS))})"
@@ -72,6 +56,14 @@ def insert(conn, fact: Fact) -> None:
 def overwrite(conn, seq: int, fact: Fact) -> None:
     """Every column of the row ``seq`` set to ``fact``'s (the old row archived first)."""
     conn.execute(OVERWRITE_SQL, [*(getattr(fact, name) for name in FACT_COLUMNS), seq])
+
+
+def entry(fact: Fact, reason: str, changed_at: int, by: str | None) -> HistoryEntry:
+    """``fact`` as a history entry: as it was before a change made at ``changed_at``."""
+    kept = {name: getattr(fact, name) for name in FACT_COLUMNS if name != "id"}
+    return HistoryEntry(
+        fact_id=fact.id, reason=reason, changed_at=changed_at, changed_by=by, **kept
+    )
 
 
 def insert_history(conn, entries: list[HistoryEntry]) -> None:

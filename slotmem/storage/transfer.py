@@ -242,25 +242,8 @@ def _history(record: dict) -> HistoryEntry:
     )
     reason, by = record["reason"], record.get("changed_by")
     validation.text(reason, "reason", 40, single_line=True)
-    return HistoryEntry(
-        fact.id,
-        fact.slot,
-        fact.key,
-        fact.value,
-        fact.confidence,
-        fact.quality,
-        fact.source,
-        reason,
-        _time_ms(record, "changed_at", 0),
-        None if by is None else validation.source(by),
-        fact.created_at,
-        fact.updated_at,
-        fact.last_accessed,
-        fact.access_count,
-        fact.pinned_at,
-        fact.protected_at,
-        fact.expires_at,
-    )
+    changed_at = _time_ms(record, "changed_at", 0)
+    return rows.entry(fact, reason, changed_at, None if by is None else validation.source(by))
 
 
 def _feedback(record: dict) -> tuple:
@@ -377,7 +360,7 @@ def _import_fact(conn, fact: Fact, mode: str, now: int, dry_run: bool, ids: dict
         return Change("skipped", fact.slot, fact.key, old.value, None, "already here"), None
     if mode == "merge" and fact.updated_at <= old.updated_at:
         if not dry_run and fact.value != old.value:  # kept in history, so it can be restored
-            rows.insert_history(conn, [_entry(fact, "import", now)])
+            rows.insert_history(conn, [rows.entry(fact, "import", now, "import")])
         note = "the value here is newer; the file's went to history"
         return Change("kept", fact.slot, fact.key, old.value, None, note), None
     if not dry_run:
@@ -406,28 +389,6 @@ def _remove_others(conn, parsed: Parsed, now: int, dry_run: bool, forget) -> lis
         conn.executemany("DELETE FROM memory_facts WHERE seq = ?", [(r["seq"],) for r in gone])
     note = "not in the file (replace)"
     return [Change("removed", r["slot"], r["key"], None, r["value"], note) for r in gone]
-
-
-def _entry(fact: Fact, reason: str, now: int) -> HistoryEntry:
-    return HistoryEntry(
-        fact.id,
-        fact.slot,
-        fact.key,
-        fact.value,
-        fact.confidence,
-        fact.quality,
-        fact.source,
-        reason,
-        now,
-        "import",
-        fact.created_at,
-        fact.updated_at,
-        fact.last_accessed,
-        fact.access_count,
-        fact.pinned_at,
-        fact.protected_at,
-        fact.expires_at,
-    )
 
 
 def _add_history(conn, parsed: Parsed, ids: dict, dry_run: bool) -> int:
