@@ -85,3 +85,14 @@ def test_the_event_loop_runs_while_a_call_waits_for_the_lock(db_path):
     finally:
         thread.join()
         holder.close()
+
+
+def test_every_method_of_the_store_is_awaitable():
+    """A new Store method is forwarded too (the plumbing aside)."""
+    plumbing = {"transaction", "tracking", "close", "flush", "conn"}
+    public = {
+        name
+        for name, value in vars(Store).items()
+        if callable(value) and not name.startswith("_") and name not in plumbing
+    }
+    assert public <= set(vars(AsyncStore)), sorted(public - set(vars(AsyncStore)))

@@ -41,6 +41,7 @@ def fill(store, clock):
     store.upsert("user", "quote", "changed", source="flush:a|model:m|prompt:p")
     store.upsert("user", "trip", "In Rome.", ttl="3d")
     store.pin("user", "emoji")
+    store.protect("user", "emoji")
     store.rate("user", "cjk", 2, "right")
     store.rate("user", "cjk", 3)
     store.query_facts("咖啡")
@@ -191,7 +192,7 @@ def test_markdown_export(store, clock):
     assert text.startswith("# Maja's memory\n\nExported ")
     assert "## user (" in text and "_Preferences and personal facts about the user_" in text
     assert "- **emoji**: Loves 🍣 and ☕️, hates 🥶" in text
-    assert "pinned" in text and "expires" in text and "quality +3" in text
+    assert "pinned · protected" in text and "expires" in text and "quality +3" in text
     assert "**tabs**" not in text  # deleted: only in history
 
 

@@ -141,7 +141,7 @@ def undo_flush(
 
 def merge(conn, keep: Fact, drop: Fact, *, now: int, forget: Forget) -> Fact:
     """Fold ``drop`` into ``keep`` (same slot): ``keep``'s value stays; it gains ``drop``'s
-    accesses and pin, and ``drop``'s history (its last value included, reason ``merge``) is
+    accesses, pin and protection, and ``drop``'s history (its last value included, reason ``merge``) is
     copied under ``keep``'s key. ``drop``'s own history stays under its key."""
     drop_seq, keep_seq = _seq(conn, drop), _seq(conn, keep)
     rows.archive(conn, drop_seq, "merge", now, f"dedupe:{keep.slot}/{keep.key}")
@@ -159,6 +159,7 @@ def merge(conn, keep: Fact, drop: Fact, *, now: int, forget: Forget) -> Fact:
         access_count=keep.access_count + drop.access_count,
         last_accessed=max(keep.last_accessed, drop.last_accessed),
         pinned_at=keep.pinned_at if keep.pinned_at is not None else drop.pinned_at,
+        protected_at=keep.protected_at if keep.protected_at is not None else drop.protected_at,
     )
     rows.overwrite(conn, keep_seq, merged)
     return merged

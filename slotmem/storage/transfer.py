@@ -105,6 +105,8 @@ def _details(fact: dict) -> str:
         parts.append(f"from {fact['source']}")
     if fact.get("pinned_at"):
         parts.append("pinned")
+    if fact.get("protected_at"):
+        parts.append("protected")
     if fact.get("expires_at"):
         parts.append(f"expires {_time(fact['expires_at'])}")
     return " · ".join(parts)
@@ -371,7 +373,9 @@ def _import_fact(conn, fact: Fact, mode: str, now: int, dry_run: bool, ids: dict
 
 
 def _content(fact: Fact) -> tuple:
-    return (fact.value, fact.confidence, fact.quality, fact.source, fact.pinned_at, fact.expires_at)
+    return dataclasses.astuple(
+        dataclasses.replace(fact, created_at=0, updated_at=0, last_accessed=0, access_count=0)
+    )
 
 
 def _remove_others(conn, parsed: Parsed, now: int, dry_run: bool, forget) -> list[Change]:
