@@ -73,9 +73,6 @@ class Fact:
     def protected(self) -> bool:
         return self.protected_at is not None
 
-    def expired(self, now: int) -> bool:
-        return self.expires_at is not None and self.expires_at <= now
-
     @classmethod
     def from_row(cls, row) -> Fact:
         return cls(*(row[name] for name in FACT_COLUMNS))

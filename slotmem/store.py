@@ -260,8 +260,6 @@ class Store:
         protected_at = now if protect else None
         row = self._row(slot, key)
         if row is not None and _expired(row, now):  # gone for every reader: a new fact
-            if guard and row["protected_at"] is not None:
-                raise _protected(slot, key, "overwrite")
             self._remove(row["seq"], "expired", now, source)
             row = None
         if row is None:
