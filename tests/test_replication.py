@@ -465,9 +465,9 @@ def test_replicate_follow_restore_and_survive_a_kill(
         store.prune()  # cron's prune while Litestream is down: no checkpoint may start the
         store.upsert("user", "pruned", "while Litestream was down")  # WAL over and lose d
         processes.start("replicate-again", "replicate", "-d", str(source), "--to", url, *FAST)
-        wait_until(
-            lambda: follower_value(follower, "user", "marker") == "d",
-            "the follower seeing d",
+        wait_until(  # the last write, not the marker: "pruned" was written after it
+            lambda: follower_value(follower, "user", "pruned") == "while Litestream was down",
+            "the follower seeing d and the write made while Litestream was down",
             processes,
         )
         latest, latest_answers = facts(store), answers(store)
