@@ -49,7 +49,9 @@ def table(title: str, counts: dict, bad: str, good: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=["dev", "test", "holdout2", "all"], default="all")
+    parser.add_argument(
+        "--split", choices=["dev", "test", "holdout2", "holdout3", "all"], default="all"
+    )
     parser.add_argument("--misses", action="store_true", help="Print what was scored wrong")
     args = parser.parse_args()
     data = load()

@@ -1,10 +1,11 @@
 """The injection scan: hidden characters, then the patterns on the text as written, as
-normalised and as decoded from base64."""
+normalised and as decoded from base64, then the model."""
 
 from __future__ import annotations
 
 import re
 
+from .model import model
 from .normalise import decoded_base64, hidden_character, normalised, one_line
 from .rules import PATTERNS, SQUEEZED
 
@@ -16,10 +17,21 @@ def injection_reason(*texts: str) -> str | None:
         hidden = hidden_character(text)
         if hidden:
             return f"possible prompt injection: hidden character {hidden}"
-        reason = _scan(text, "") or _scan_decoded(text)
+        reason = _scan(text, "") or _scan_decoded(text) or _weighed(text)
         if reason:
             return reason
     return None
+
+
+def _weighed(text: str) -> str | None:
+    verdict = model().verdict(text)
+    if verdict is None:
+        return None
+    probability, why = verdict
+    return (
+        "possible prompt injection (reads as an instruction to the agent,"
+        f" {probability:.0%}: {', '.join(why)})"
+    )
 
 
 def _scan(text: str, how: str) -> str | None:
@@ -29,8 +41,9 @@ def _scan(text: str, how: str) -> str | None:
         if all(plain != seen for seen, _ in variants):
             variants.append((plain, how or " after normalising"))
     for variant, note in variants:
-        for pattern, why in PATTERNS:
-            match = pattern.search(variant)
+        lowered = variant.lower()
+        for pattern, lower, why in PATTERNS:
+            match = pattern.search(lowered if lower else variant)
             if match:
                 return f"possible prompt injection ({why}{note}): {one_line(match.group(), 60)!r}"
     squeezed = re.sub(r"[^a-z]", "", normalised(text).lower())

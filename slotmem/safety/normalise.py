@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 import unicodedata
 
@@ -18,6 +19,8 @@ _LOOKALIKES = str.maketrans(
     "օսոɡıɪʟ",  # Armenian, Latin small capitals, dotless i
     "aeopcxyijsdhlkmhtbAEOPCXYIJSKMHTBaopikvtuxeAOPIKNTYXEBZHMounqiil",
 )
+_LETTERS = re.compile(r"[^\W\d_]+")
+_LATIN = re.compile(r"[A-Za-z]")
 _LEET = {one: str.maketrans("0134578@$!|+", f"o{one}eastbasilt") for one in "il"}  # 1: i or l
 _LEET_CHAR = r"(?:[\w$!|+]|@(?![\w-]+\.\w))"  # an @ in an e-mail address stays
 _LEET_WORD = re.compile(f"{_LEET_CHAR}*[a-zA-Z]{_LEET_CHAR}*")
@@ -26,10 +29,11 @@ _SPACED = re.compile(r"(?<![^\W_])(?:[^\W\d_]" + _GAP.pattern + r"){3,}[^\W\d_](
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 
 
+@functools.lru_cache(maxsize=64)  # the patterns and the model read the same text
 def normalised(text: str, one: str = "i") -> str:
     """``text`` as an attacker's disguise would read: NFKC, look-alikes folded to Latin,
     leetspeak read as letters (a 1 as ``one``), spaced-out letters joined."""
-    text = unicodedata.normalize("NFKC", text).translate(_LOOKALIKES)
+    text = _folded(unicodedata.normalize("NFKC", text))
     text = "".join(ch for ch in text if ch not in VISIBLE_FORMAT_CHARS)
     table = _LEET[one]
     text = _LEET_WORD.sub(
@@ -37,6 +41,18 @@ def normalised(text: str, one: str = "i") -> str:
         text,
     )
     return _SPACED.sub(_join_spaced, text)
+
+
+def _folded(text: str) -> str:
+    """Look-alikes folded to Latin where the text is mostly Latin, or in the words that mix
+    Latin letters in: a Russian or Greek sentence keeps its own letters."""
+    words = _LETTERS.findall(text)
+    if 2 * sum(bool(_LATIN.search(word)) for word in words) >= len(words):
+        return text.translate(_LOOKALIKES)
+    return _LETTERS.sub(
+        lambda m: m.group().translate(_LOOKALIKES) if _LATIN.search(m.group()) else m.group(),
+        text,
+    )
 
 
 def _join_spaced(match: re.Match) -> str:

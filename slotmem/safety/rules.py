@@ -329,8 +329,18 @@ _ENGLISH = [
     ("hidden markup", r"<!--|\bjavascript\s*:|\bdata:text/html"),
     ("template injection", r"\{\{\s*(?:chat_history|messages|system|prompt|secrets?)\s*\}\}"),
 ]
-PATTERNS = [(re.compile(p, re.IGNORECASE | re.MULTILINE), why) for why, p in _ENGLISH] + [
-    (re.compile(p, re.IGNORECASE), "instruction in another language") for p in languages.PATTERNS
+
+
+def _compiled(pattern: str, flags: int = 0) -> tuple[re.Pattern, bool]:
+    """The pattern, and whether it runs on the lower-cased text: one without capitals does,
+    case-sensitively, which is much faster than IGNORECASE; the others keep it."""
+    lower = not any(char.isupper() for char in re.sub(r"\\.", "", pattern))
+    return re.compile(pattern, flags if lower else flags | re.IGNORECASE), lower
+
+
+# (pattern, runs on the lower-cased text, why)
+PATTERNS = [(*_compiled(p, re.MULTILINE), why) for why, p in _ENGLISH] + [
+    (*_compiled(p), "instruction in another language") for p in languages.PATTERNS
 ]
 # Phrases looked for in the text with everything but letters squeezed out ("ig nore prev ...").
 SQUEEZED = re.compile(
