@@ -20,6 +20,7 @@ import argparse
 import gzip
 import json
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -33,6 +34,15 @@ OUT = ROOT / "slotmem" / WEIGHTS
 GRID = [(c, scale) for c in (3.0, 10.0, 30.0, 100.0, 300.0) for scale in (0.3, 0.6, 1.0)]
 MAX_FALSE = 0.01  # of the dev ordinary facts, out of fold; the patterns add their own
 SEEDS = range(5)
+
+
+def swapped(text: str) -> str:
+    """``text`` about the other subject: the dev rows' ordinary facts are mostly about "Maja"
+    and their attacks mostly name "the user", and a model must not learn that the subject of a
+    fact is what makes it an attack. Each row is trained on as written and swapped."""
+    if "Maja" in text:
+        return re.sub(r"(^|[.!?]\s+)the user", r"\1The user", text.replace("Maja", "the user"))
+    return re.sub(r"\b[Tt]he user\b", "Maja", text)
 
 
 def fit(rows: list[dict], c: float) -> tuple[dict[str, float], float]:
@@ -68,12 +78,14 @@ def scores(rows, fitted) -> np.ndarray:
     return 1 / (1 + np.exp(-np.array(z)))
 
 
-def out_of_fold(rows, folds: list[int], c: float) -> np.ndarray:
-    found = np.zeros(len(rows))
+def out_of_fold(examples: list[list], folds: list[int], c: float) -> np.ndarray:
+    """Each row scored by a model trained on the other folds (a row and its swapped copy are
+    always in the same fold)."""
+    found = np.zeros(len(examples))
     for fold in sorted(set(folds)):
-        train = [row for row, f in zip(rows, folds) if f != fold]
+        train = [e for row, f in zip(examples, folds) if f != fold for e in row]
         held = [i for i, f in enumerate(folds) if f == fold]
-        found[held] = scores([rows[i] for i in held], fit(train, c))
+        found[held] = scores([examples[i][0] for i in held], fit(train, c))
     return found
 
 
@@ -111,14 +123,15 @@ def main() -> None:
     args = parser.parse_args()
     dev = [r for r in json.loads(DATA.read_text())["injection"] if r["split"] == "dev"]
     attack = np.array([r["label"] == "attack" for r in dev])
-    plain = [features(model_text(r["text"])) for r in dev]
+    texts = [dict.fromkeys([r["text"], swapped(r["text"])]) for r in dev]
+    plain = [[features(model_text(text)) for text in both] for both in texts]
     plans = fold_plans(dev)
     print("| C | idea weight | caught out of fold (random folds) | (one kind held out) |")
     print("|---|---|---|---|")
     results = []
     for c, scale in GRID:
-        rows = [(design(*f, scale), a) for f, a in zip(plain, attack)]
-        oofs = [out_of_fold(rows, plan, c) for plan in plans]
+        examples = [[(design(*f, scale), a) for f in row] for row, a in zip(plain, attack)]
+        oofs = [out_of_fold(examples, plan, c) for plan in plans]
         caught = [(oof[attack] >= threshold(oof, attack)).mean() for oof in oofs]
         # new kinds of attack count as much as new rows of known kinds
         results.append(((np.mean(caught[:-1]) + caught[-1]) / 2, c, scale, oofs))
@@ -126,7 +139,7 @@ def main() -> None:
     _, c, scale, oofs = max(results, key=lambda r: r[0])
     pooled = np.concatenate(oofs[:-1])  # the random folds: every row scored once per seed
     cut = threshold(pooled, np.tile(attack, len(oofs) - 1))
-    weights, bias = fit([(design(*f, scale), a) for f, a in zip(plain, attack)], c)
+    weights, bias = fit([(design(*f, scale), a) for row, a in zip(plain, attack) for f in row], c)
     model = {
         "about": "slotmem's write-scan model: trained by benchmarks/train_safety.py on the dev "
         f"rows of benchmarks/data/safety.json (C={c}); threshold by cross-validation",

@@ -25,6 +25,8 @@ from .normalise import decoded_base64, normalised
 WEIGHTS = "data/injection-model.json.gz"
 MIN_WORDS = 3  # a key or a fragment says too little to weigh
 _WORD = re.compile(r"\w+")
+# Most facts are about the user: naming the user says nothing, keeping something from them does.
+PAIRED_ONLY = {"user"}
 
 
 def model_text(text: str) -> str:
@@ -34,15 +36,15 @@ def model_text(text: str) -> str:
 
 def features(text: str) -> tuple[set[str], set[str]]:
     """The word features (``w:`` each word, ``f:`` the first) and the idea features (``k:``
-    each idea, ``p:`` each pair of ideas) of the text as ``model_text`` returned it."""
+    each idea but those in ``PAIRED_ONLY``, ``p:`` each pair of ideas) of the text as
+    ``model_text`` returned it."""
     words = _WORD.findall(text)
     found = {"w:" + word for word in words}
     if words:
         found.add("f:" + words[0])
     ideas = concepts(text)
-    return found, {"k:" + idea for idea in ideas} | {
-        f"p:{a}+{b}" for a, b in combinations(ideas, 2)
-    }
+    alone = {"k:" + idea for idea in ideas if idea not in PAIRED_ONLY}
+    return found, alone | {f"p:{a}+{b}" for a, b in combinations(ideas, 2)}
 
 
 def design(words: set[str], ideas: set[str], idea_scale: float) -> dict[str, float]:
