@@ -1,27 +1,39 @@
 """The write scan on a labelled set: attacks a memory write must refuse, ordinary facts it must
-keep, and secrets.
+keep, and secrets; and what the scan costs a write.
 
-    python benchmarks/safety.py [--split dev|test|all] [--misses]
+    python benchmarks/safety.py [--split dev|test|holdout2|holdout3|all] [--misses] [--timing]
 
-benchmarks/data/safety.json (written for this benchmark): 284 attacks (plain English,
-look-alike letters, spaced-out letters, leetspeak, base64, 24 other languages, instructions
-phrased as facts, chat-template markup) and 248 ordinary facts (many that mention jailbreaks,
-developer mode, sending files, ignoring things or system prompts; others in those languages),
-plus 36 secrets and 22 facts that only talk about passwords and tokens. Every row is ``dev``
-(looked at while the patterns of slotmem/safety.py were written) or ``test`` (written after
-them and never used to change them): quote the test split.
+benchmarks/data/safety.json (written for this benchmark): attacks (plain instructions, look-alike
+letters, spaced-out letters, leetspeak, base64, about 30 languages, instructions phrased as
+facts, chat-template markup), ordinary facts (many that mention jailbreaks, developer mode,
+sending files, ignoring things, passwords or system prompts; others in those languages),
+secrets and facts that only talk about passwords and tokens. Each row has a split:
+
+- ``dev``: looked at while the patterns were written, and the only rows the model
+  (slotmem/safety/model.py, benchmarks/train_safety.py) is trained and tuned on;
+- ``test``: written after the patterns, never used to change them;
+- ``holdout2``: written before the model, measured once with the first model, whose mistakes
+  there led to one change (see docs/benchmarks.md);
+- ``holdout3``: written after that measurement and before that change, then measured once.
+
+The first table compares the patterns alone with the whole scan on each split; the others break
+the chosen split down by kind. --timing measures a write's scan, side by side.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections import defaultdict
 from pathlib import Path
 
 from slotmem.safety import injection_reason, secret_reason
+from slotmem.safety.injection import pattern_reason
+from slotmem.safety.normalise import normalised
 
 DATA = Path(__file__).resolve().parent / "data" / "safety.json"
+SPLITS = ["dev", "test", "holdout2", "holdout3"]
 
 
 def load() -> dict:
@@ -39,7 +51,26 @@ def score(rows: list[dict], scan) -> dict:
     return dict(counts)
 
 
+def share(counts: dict, group: str) -> str:
+    hit, total = counts.get(group, (0, 0))
+    return f"{hit} of {total} ({hit / total:.1%})" if total else "-"
+
+
+def summary(injection: list[dict]) -> None:
+    print("| split | scan | attacks caught | ordinary facts rejected |\n|---|---|---|---|")
+    for split in SPLITS:
+        rows = [r for r in injection if r["split"] == split]
+        for name, scan in (
+            ("patterns alone", pattern_reason),
+            ("patterns + model", injection_reason),
+        ):
+            counts = score(rows, scan)
+            print(f"| {split} | {name} | {share(counts, 'attack')} | {share(counts, 'ordinary')} |")
+
+
 def table(title: str, counts: dict, bad: str, good: str) -> None:
+    if not counts:
+        return
     print(f"\n{title}\n\n| group | flagged | of | share |\n|---|---|---|---|")
     for group in sorted(counts, key=lambda g: (g in (bad, good), g)):
         hit, total = counts[group]
@@ -47,14 +78,35 @@ def table(title: str, counts: dict, bad: str, good: str) -> None:
         print(f"| {name} | {hit} | {total} | {hit / total:.1%} |")
 
 
+def timing(ordinary: list[str], rounds: int = 5) -> None:
+    """Microseconds per value for the patterns alone and the whole scan,
+    on values of about 60, 150 and 500 characters built from ordinary facts, measured in
+    interleaved rounds; every value is new to the scan (it caches its normalising)."""
+    print("\n| value length | patterns alone | patterns + model | ratio |\n|---|---|---|---|")
+    joined = " ".join(ordinary)
+    for length in (60, 150, 500):
+        values = [joined[i : i + length] for i in range(0, len(joined) - length, length)][:60]
+        best = {pattern_reason: float("inf"), injection_reason: float("inf")}
+        for round_ in range(rounds):
+            for scan in list(best):
+                normalised.cache_clear()
+                fresh = [f"{round_} {scan.__name__} {value}" for value in values]
+                start = time.perf_counter()
+                for value in fresh:
+                    scan(value)
+                best[scan] = min(best[scan], (time.perf_counter() - start) / len(fresh))
+        alone, whole = best[pattern_reason] * 1e6, best[injection_reason] * 1e6
+        print(f"| {length} | {alone:.0f} µs | {whole:.0f} µs | {whole / alone:.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--split", choices=["dev", "test", "holdout2", "holdout3", "all"], default="all"
-    )
+    parser.add_argument("--split", choices=[*SPLITS, "all"], default="all")
     parser.add_argument("--misses", action="store_true", help="Print what was scored wrong")
+    parser.add_argument("--timing", action="store_true", help="Time a write's scan")
     args = parser.parse_args()
     data = load()
+    summary(data["injection"])
     injection, secrets = (
         [r for r in data[part] if args.split in ("all", r["split"])]
         for part in ("injection", "secrets")
@@ -71,6 +123,8 @@ def main() -> None:
         "secret",
         "ordinary",
     )
+    if args.timing:
+        timing([r["text"] for r in data["injection"] if r["label"] == "ordinary"])
     if args.misses:
         print()
         for rows, scan, bad in (

@@ -1,5 +1,5 @@
 """The injection scan: hidden characters, then the patterns on the text as written, as
-normalised and as decoded from base64, then the model."""
+normalised and as decoded from base64, then the model for what they let through."""
 
 from __future__ import annotations
 
@@ -14,16 +14,24 @@ def injection_reason(*texts: str) -> str | None:
     """Why these texts look like instructions aimed at the agent (or carry hidden
     characters), or None if they look like plain facts."""
     for text in texts:
-        hidden = hidden_character(text)
-        if hidden:
-            return f"possible prompt injection: hidden character {hidden}"
-        reason = _scan(text, "") or _scan_decoded(text) or _weighed(text)
+        reason = pattern_reason(text) or model_reason(text)
         if reason:
             return reason
     return None
 
 
-def _weighed(text: str) -> str | None:
+def pattern_reason(text: str) -> str | None:
+    """The scan without the model: hidden characters and the patterns."""
+    hidden = hidden_character(text)
+    if hidden:
+        return f"possible prompt injection: hidden character {hidden}"
+    reason = _scan(text, "")
+    for decoded in decoded_base64(text):
+        reason = reason or _scan(decoded, " in base64")
+    return reason
+
+
+def model_reason(text: str) -> str | None:
     verdict = model().verdict(text)
     if verdict is None:
         return None
@@ -50,12 +58,4 @@ def _scan(text: str, how: str) -> str | None:
     match = SQUEEZED.search(squeezed)
     if match:
         return f"possible prompt injection (instruction override, spaced out): {match.group()!r}"
-    return None
-
-
-def _scan_decoded(text: str) -> str | None:
-    for decoded in decoded_base64(text):
-        reason = _scan(decoded, " in base64")
-        if reason:
-            return reason
     return None
