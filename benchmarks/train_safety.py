@@ -9,9 +9,9 @@ are chosen by cross-validation inside the dev rows: ten random folds, five times
 folds that each hold out one kind of attack (a new kind of disguise or phrasing) with a share of
 the ordinary facts; the settings that catch the most attacks out of fold, both ways of folding
 weighing alike, win. The threshold is the lowest probability at which at most MAX_FALSE of the
-dev ordinary facts, scored by models that never saw them, would be rejected. No test or
-holdout2 row is read. Needs numpy (the semantic extra); --check compares the result with the
-shipped file instead of writing it.
+dev ordinary facts, scored by models that never saw them, would be rejected. No test, holdout2
+or holdout3 row is read. Needs numpy (the semantic extra); --check compares the result with
+the shipped file instead of writing it.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def swapped(text: str) -> str:
     return re.sub(r"\b[Tt]he user\b", "Maja", text)
 
 
-def fit(rows: list[dict], c: float) -> tuple[dict[str, float], float]:
+def fit(rows: list[tuple[dict[str, float], bool]], c: float) -> tuple[dict[str, float], float]:
     """Weights and bias minimising sum(class weight * log loss) + |w|^2 / (2c): Newton's
     method, each step solved through the n x n form (far fewer rows than features)."""
     names = sorted({name for values, _ in rows for name in values})
