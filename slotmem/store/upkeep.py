@@ -1,0 +1,265 @@
+"""Looking after the file: prune, checkpoint and backup; restore a value and undo a flush;
+export and import; near-duplicates and dedupe; doctor and repair."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterable
+
+from .. import validation
+from ..errors import InvalidInput
+from ..records import Change, ChangeReport, PruneReport, UpsertResult
+from ..search import duplicates
+from ..storage import backup, health, lifecycle, litestream, retention, transfer, wal
+from .core import _translated
+from .policies import Policies
+from .reads import Reads
+
+log = logging.getLogger("slotmem")
+
+
+class Upkeep(Policies, Reads):
+    """Upkeep of the file and the life of its facts; prunes by the slots' policies."""
+
+    @_translated
+    def prune_slot(
+        self,
+        slot: str,
+        *,
+        cap: int | None = None,
+        min_age_days: float | None = None,
+        min_access_count: int | None = None,
+        dry_run: bool = False,
+    ) -> PruneReport:
+        """Remove ``slot``'s expired facts and bring it down towards ``cap``: see
+        slotmem.storage.retention. Arguments default to the slot's policy, else the default
+        policy."""
+        slot = validation.slot(slot)
+        policy = self.policy(slot) or self.default_policy()
+        cap = policy.cap if cap is None else validation.count(cap, "cap")
+        age = (
+            policy.min_age_days
+            if min_age_days is None
+            else validation.non_negative(min_age_days, "min_age_days")
+        )
+        count = (
+            policy.min_access_count
+            if min_access_count is None
+            else validation.count(min_access_count, "min_access_count")
+        )
+        gate = contextlib.nullcontext() if dry_run else self._accesses.exclusive()
+        with gate, self.transaction():
+            return retention.prune_slot(
+                self.conn,
+                slot,
+                cap,
+                age,
+                count,
+                now=self.clock(),
+                dry_run=dry_run,
+                archive=self._archive,
+                forget=self.semantic.forget,
+            )
+
+    @_translated
+    def prune(self, *, dry_run: bool = False) -> list[PruneReport]:
+        """Prune every slot (what cron runs): each by its policy, a slot without one by the
+        default policy; then checkpoint the WAL."""
+        slots = {p.slot for p in self.policies()}
+        slots.update(
+            slot for (slot,) in self.conn.execute("SELECT DISTINCT slot FROM memory_facts")
+        )
+        reports = [self.prune_slot(slot, dry_run=dry_run) for slot in sorted(slots)]
+        if not dry_run and not self.checkpoint():
+            log.warning(
+                "the WAL (%s) could not be checkpointed: a connection keeps an old read "
+                "transaction open; 'slotmem doctor' names the processes that have the file open",
+                wal.megabytes(wal.size(wal.wal_path(self.path))),
+            )
+        return reports
+
+    @_translated
+    def checkpoint(self) -> bool:
+        """Copy the WAL into the database and truncate it. False when a reader's open
+        transaction pins it (it is then left alone: see ``doctor``)."""
+        return wal.checkpoint_fully(self.conn)
+
+    @_translated
+    def backup(self, dest: str | os.PathLike) -> dict:
+        """Copy the file, as of one moment, into the new file ``dest`` while other processes
+        go on writing: see slotmem.storage.backup. Returns its path, facts and bytes."""
+        return backup.backup(self.conn, self.path, dest)
+
+    # -- the life of a fact ---------------------------------------------------------------------
+    @_translated
+    def restore(
+        self, slot: str, key: str, *, version: int | None = None, by: str = "restore"
+    ) -> UpsertResult:
+        """Bring back a value of slot/key from history: ``version`` (as ``history`` numbers
+        them), else the newest. The value it replaces goes to history (reason ``restore``), so
+        a restore can itself be restored; a fact that was deleted, pruned or expired comes back
+        with its id, pin and access counts (an expiry already passed is dropped). Returns
+        ``UpsertResult("restored", fact, previous)``."""
+        slot, key = validation.slot(slot), validation.key(key)
+        if version is not None:
+            version = validation.positive_int(version, "version")
+        by = validation.text(by, "by", validation.MAX_SOURCE_CHARS, single_line=True)
+        entry = lifecycle.find_entry(self.conn, slot, key, version)
+        vectors = self.semantic.prepare([entry.value])
+        with self.transaction():
+            fact, previous = lifecycle.restore(self.conn, entry, now=self.clock(), by=by)
+            self.semantic.write(vectors, [fact])
+        return UpsertResult("restored", fact, previous)
+
+    @_translated
+    def undo_flush(self, source: str, *, dry_run: bool = False) -> ChangeReport:
+        """Revert what flushes of ``source`` (a transcript name as the flush reported it, or a
+        whole ``flush:...`` provenance) wrote: each fact whose value one wrote goes back to its
+        value before (``reverted``), or away when a flush created it (``deleted``); facts
+        changed since are ``kept``. Every value replaced goes to history (reason ``undo``)."""
+        source = validation.text(source, "source", validation.MAX_SOURCE_CHARS, single_line=True)
+        planned, written = lifecycle.undo_flush(
+            self.conn, source, now=self.clock(), dry_run=True, forget=self.semantic.forget
+        )
+        if dry_run:
+            return planned
+        vectors = self.semantic.prepare([fact.value for fact in written])
+        with self._accesses.exclusive(), self.transaction():
+            report, written = lifecycle.undo_flush(
+                self.conn, source, now=self.clock(), dry_run=False, forget=self.semantic.forget
+            )
+            self.semantic.write(vectors, written)
+        return report
+
+    @_translated
+    def export(self, slot: str | None = None) -> list[dict]:
+        """The records of an export (slotmem.storage.transfer): a header, then every fact of
+        ``slot`` (None: of the file) with every column, its history, feedback and policies."""
+        slot = None if slot is None else validation.slot(slot)
+        return list(transfer.export(self.conn, slot, self.clock()))
+
+    @_translated
+    def import_records(
+        self,
+        lines: Iterable[str],
+        *,
+        mode: str = "merge",
+        dry_run: bool = False,
+        name: str = "the file",
+    ) -> ChangeReport:
+        """Import an export's JSON lines (``mode``: merge, replace or skip-existing; see
+        slotmem.storage.transfer.apply). Every line is checked first, as any write is, and
+        scanned as the flusher scans facts: a bad line is an InvalidInput naming it (``name``
+        line N) and nothing is written. Values are embedded when semantic search is on."""
+        if mode not in transfer.MODES:
+            raise InvalidInput(f"mode must be one of {', '.join(transfer.MODES)}, not {mode!r}")
+        parsed = transfer.read(lines, name, self.clock())
+        if dry_run:
+            return transfer.apply(
+                self.conn, parsed, mode, now=self.clock(), dry_run=True, forget=self.semantic.forget
+            )[0]
+        vectors = self.semantic.prepare([fact.value for _, fact in parsed.facts])
+        with self._accesses.exclusive(), self.transaction():
+            report, written = transfer.apply(
+                self.conn,
+                parsed,
+                mode,
+                now=self.clock(),
+                dry_run=False,
+                forget=self.semantic.forget,
+            )
+            self.semantic.write(vectors, written)
+        return report
+
+    @_translated
+    def duplicates(
+        self, slot: str | None = None, *, threshold: float | None = None, semantic: bool = True
+    ) -> list[duplicates.Pair]:
+        """Near-duplicate pairs of facts in ``slot`` (None: in each slot), most similar first:
+        by vector similarity when the file has semantic search on (``semantic=False``: by
+        lexical overlap), at least ``threshold`` (default: the method's, in
+        slotmem.search.duplicates)."""
+        slots = [validation.slot(slot)] if slot else list(self.slots())
+        vectors = self.semantic.leg() if semantic else None
+        method = "vector" if vectors is not None else "lexical"
+        floor = validation.relevance(
+            duplicates.THRESHOLDS[method] if threshold is None else threshold, "threshold"
+        )
+        assert floor is not None
+        now = self.clock()
+        found = []
+        for name in slots:
+            if vectors is not None:
+                found += duplicates.by_vectors(self.conn, name, floor, now=now, vectors=vectors)
+            else:
+                found += duplicates.by_words(self.conn, name, floor, now=now)
+        return sorted(found, key=lambda pair: (-pair.similarity, pair.slot, pair.keep.key))
+
+    @_translated
+    def dedupe(
+        self,
+        slot: str | None = None,
+        *,
+        threshold: float | None = None,
+        semantic: bool = True,
+        dry_run: bool = False,
+    ) -> ChangeReport:
+        """Merge each near-duplicate pair (``duplicates``), most similar first: the newer fact
+        stays, with both access counts and the other's history; the other goes to history
+        (reason ``merge``). A fact already merged away is not merged again."""
+        report = ChangeReport(dry_run=dry_run)
+        pairs = self.duplicates(slot, threshold=threshold, semantic=semantic)
+        with contextlib.ExitStack() as stack:
+            if not dry_run:
+                stack.enter_context(self._accesses.exclusive())
+                stack.enter_context(self.transaction())
+            gone: set[str] = set()
+            for pair in pairs:
+                if pair.keep.id in gone or pair.drop.id in gone:
+                    continue
+                gone.add(pair.drop.id)
+                note = (
+                    f"merged into {pair.keep.key} ({pair.method} similarity {pair.similarity:.2f})"
+                )
+                report.changes.append(
+                    Change(
+                        "merged", pair.slot, pair.drop.key, pair.keep.value, pair.drop.value, note
+                    )
+                )
+                if not dry_run:
+                    lifecycle.merge(
+                        self.conn,
+                        pair.keep,
+                        pair.drop,
+                        now=self.clock(),
+                        forget=self.semantic.forget,
+                    )
+        return report
+
+    # -- health -------------------------------------------------------------------------------
+    @_translated
+    def doctor(self) -> list[dict]:
+        """One row per check (name, ok, detail, and the fix when not ok): integrity, the
+        full-text indexes, the schema, the semantic leg, the journal mode."""
+        conn = self.conn
+        journal = health.journal_check(conn, self._connections.immutable, self.follower)
+        wal_row = wal.check(conn, self.path, can_checkpoint=not self.readonly)
+        return [*health.checks(conn), *self.semantic.checks(), journal, wal_row]
+
+    @_translated
+    def repair(self) -> list[str]:
+        """Rebuild what is derived (the full-text indexes, the vector index) from what is true
+        (memory_facts, memory_embeddings). Returns what was done."""
+        with self.transaction():
+            done = [health.rebuild_fts(self.conn)]
+            if self.semantic.rebuild_index():
+                done.append("rebuilt the vector index from memory_embeddings")
+        if litestream.replicated(self.conn):
+            done.append("the WAL is left to Litestream, which replicates this file")
+        elif self.checkpoint():
+            done.append("checkpointed and truncated the WAL")
+        else:
+            done.append("the WAL is pinned by a reader: not checkpointed (see the WAL row)")
+        return done

@@ -1,0 +1,307 @@
+"""The Store's write path: upsert (one fact or many), delete, rate, pin and protect; the rows
+they write and when what they write expires."""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from collections.abc import Iterable, Mapping
+
+from .. import validation
+from ..errors import InvalidInput, ProtectedFact
+from ..records import Fact, UpsertResult
+from ..storage import rows
+from .core import Core, _expired, _translated
+
+
+class Writes(Core):
+    """Writing facts: every old value goes to history first."""
+
+    @_translated
+    def upsert(
+        self,
+        slot: str,
+        key: str,
+        value: str,
+        *,
+        confidence: float = 1.0,
+        source: str | None = None,
+        ttl=None,
+        expires_at=None,
+        protect: bool = False,
+        allow_protected: bool = True,
+    ) -> UpsertResult:
+        """Create or update the fact (slot, key). An overwritten value goes to history.
+
+        ``protect``: a person wrote it, so agents may not overwrite or forget it (it stays
+        protected until ``unprotect``). ``allow_protected=False`` (what agents pass) refuses to
+        change a protected fact with ProtectedFact.
+
+        ``ttl`` (seconds, a ``timedelta`` or text such as ``"2h"``, ``"3d"``) or ``expires_at``
+        (a moment: see ``validation.moment``) makes the fact expire: from then on it is never
+        returned, and ``prune`` moves it into history (reason ``expired``). A write without
+        either makes the fact permanent again."""
+        now = self.clock()
+        item = (
+            *validation.fact(slot, key, value, confidence, source),
+            _expiry(ttl, expires_at, now),
+        )
+        vectors = self.semantic.prepare([item[2]])  # before the write lock: models can be slow
+        with self.transaction():
+            result = self._write(item, now, protect=protect, guard=not allow_protected)
+            self.semantic.write(vectors, _changed([result]))
+        return result
+
+    @_translated
+    def upsert_many(self, items: Iterable[Mapping]) -> list[UpsertResult]:
+        """Upsert many facts in one transaction; one invalid item rejects the whole batch.
+        Each item: slot, key, value, and optionally confidence, source, ttl, expires_at."""
+        now = self.clock()
+        checked = []
+        for number, item in enumerate(items):
+            try:
+                extra = set(item) - {"slot", "key", "value", "confidence", "source", *EXPIRY}
+                if extra:
+                    raise InvalidInput(f"unknown field(s) {sorted(extra)}")
+                checked.append(
+                    (
+                        *validation.fact(
+                            item["slot"],
+                            item["key"],
+                            item["value"],
+                            item.get("confidence", 1.0),
+                            item.get("source"),
+                        ),
+                        _expiry(item.get("ttl"), item.get("expires_at"), now),
+                    )
+                )
+            except (KeyError, TypeError) as e:
+                raise InvalidInput(f"item {number}: needs slot, key and value ({e!r})") from None
+            except InvalidInput as e:
+                raise InvalidInput(f"item {number}: {e}") from None
+        vectors = self.semantic.prepare([item[2] for item in checked])
+        with self.transaction():
+            results = self._write_all(checked, now)
+            self.semantic.write(vectors, _changed(results))
+        return results
+
+    def _write_all(self, items: list[tuple], now: int) -> list[UpsertResult]:
+        """New keys go in with one executemany; keys that exist (or repeat) take _write's path."""
+        existing = self._existing(items)
+        results: list[UpsertResult] = []
+        batch: list[tuple] = []
+        written: set[tuple[str, str]] = set()
+        for item in items:
+            pair = item[:2]
+            if pair in existing or pair in written:
+                if batch:
+                    self.conn.executemany(rows.UPSERT_SQL, batch)
+                    batch.clear()
+                results.append(self._write(item, now))
+            else:
+                fact = _new_fact(item, now)
+                batch.append(_upsert_row(fact))
+                results.append(UpsertResult("created", fact))
+            written.add(pair)
+        if batch:
+            self.conn.executemany(rows.UPSERT_SQL, batch)
+        return results
+
+    def _existing(self, items: list[tuple], chunk: int = 500) -> set[tuple[str, str]]:
+        by_slot: dict[str, list[str]] = {}
+        for slot, key, *_ in items:
+            by_slot.setdefault(slot, []).append(key)
+        found: set[tuple[str, str]] = set()
+        for slot, keys in by_slot.items():
+            for start in range(0, len(keys), chunk):
+                part = keys[start : start + chunk]
+                sql = f"SELECT key FROM memory_facts WHERE slot = ? AND key IN ({', '.join('?' * len(part))})"
+                found.update((slot, key) for (key,) in self.conn.execute(sql, [slot, *part]))
+        return found
+
+    def _write(
+        self, item: tuple, now: int, *, protect: bool = False, guard: bool = False
+    ) -> UpsertResult:
+        slot, key, value, confidence, source, expires = item
+        protected_at = now if protect else None
+        row = self._row(slot, key)
+        if row is not None and _expired(row, now):  # gone for every reader: a new fact
+            self._remove(row["seq"], "expired", now, source)
+            row = None
+        if row is None:
+            fact = _new_fact(item, now, protected_at)
+            self.conn.execute(rows.UPSERT_SQL, _upsert_row(fact))
+            return UpsertResult("created", fact)
+        old = Fact.from_row(row)
+        if (old.value, old.confidence, old.expires_at) == (value, confidence, expires):
+            if protect and not old.protected:
+                self.conn.execute(
+                    "UPDATE memory_facts SET protected_at = ? WHERE seq = ?", (now, row["seq"])
+                )
+                old = dataclasses.replace(old, protected_at=now)
+            return UpsertResult("unchanged", old, old)
+        if guard and old.protected:
+            raise _protected(slot, key, "overwrite")
+        self._archive(row["seq"], "update", now, source)
+        fact = dataclasses.replace(
+            old,
+            value=value,
+            confidence=confidence,
+            source=source,
+            updated_at=now,
+            expires_at=expires,
+            protected_at=old.protected_at or protected_at,
+        )
+        self.conn.execute(rows.UPSERT_SQL, _upsert_row(fact))
+        return UpsertResult("updated", fact, old)
+
+    def _remove(self, seq: int, reason: str, now: int, by: str | None) -> None:
+        """Inside a transaction: the row into history, out of every index, out of the table."""
+        self._archive(seq, reason, now, by)
+        self.semantic.forget([seq])
+        self.conn.execute("DELETE FROM memory_facts WHERE seq = ?", (seq,))
+
+    @_translated
+    def delete(
+        self, slot: str, key: str, *, source: str | None = None, allow_protected: bool = True
+    ) -> bool:
+        """Delete the fact; its last state goes to history. False when there was none (an
+        expired fact is none: ``prune`` removes it). ``allow_protected=False`` (what agents
+        pass) refuses a protected fact (ProtectedFact)."""
+        slot, key = validation.slot(slot), validation.key(key)
+        with self.transaction():
+            now = self.clock()
+            row = self._row(slot, key, now)
+            if row is None:
+                return False
+            if not allow_protected and row["protected_at"] is not None:
+                raise _protected(slot, key, "forget")
+            self._remove(row["seq"], "delete", now, source)
+        return True
+
+    @_translated
+    def rate(self, slot: str, key: str, rating: int, comment: str | None = None) -> Fact:
+        """Record human feedback (-3..3); the fact's quality becomes the rounded mean rating."""
+        slot, key = validation.slot(slot), validation.key(key)
+        if isinstance(rating, bool) or not isinstance(rating, int) or not -3 <= rating <= 3:
+            raise InvalidInput(f"rating must be an integer from -3 to 3, not {rating!r}")
+        comment = None if comment is None else validation.value(comment)
+        with self.transaction():
+            now = self.clock()
+            row = self._row(slot, key, now)
+            if row is None:
+                raise InvalidInput(f"no fact {slot}/{key} to rate")
+            self.conn.execute(
+                "INSERT INTO memory_feedback (fact_id, rating, comment, at) VALUES (?, ?, ?, ?)",
+                (row["id"], rating, comment, now),
+            )
+            self.conn.execute(
+                """UPDATE memory_facts SET quality = (
+                       SELECT max(-3, min(3, cast(round(avg(rating)) AS INTEGER)))
+                       FROM memory_feedback WHERE fact_id = ?) WHERE seq = ?""",
+                (row["id"], row["seq"]),
+            )
+            return Fact.from_row(self._row(slot, key))
+
+    @_translated
+    def pin(self, slot: str, key: str) -> Fact:
+        """Pin the fact: it is in every context built for its slot, first, whatever the
+        message, and prune never removes it. Pinning a pinned fact changes nothing."""
+        return self._mark(slot, key, "pinned_at", True, "pin")
+
+    @_translated
+    def unpin(self, slot: str, key: str) -> Fact:
+        """Undo ``pin``: the fact competes on relevance again and may be pruned."""
+        return self._mark(slot, key, "pinned_at", False, "unpin")
+
+    @_translated
+    def protect(self, slot: str, key: str) -> Fact:
+        """Protect the fact from agents: they may read it, not overwrite or forget it (unless
+        started with leave to). Facts written with the command line are protected already."""
+        return self._mark(slot, key, "protected_at", True, "protect")
+
+    @_translated
+    def unprotect(self, slot: str, key: str) -> Fact:
+        """Undo ``protect``: agents may overwrite and forget the fact again."""
+        return self._mark(slot, key, "protected_at", False, "unprotect")
+
+    def _mark(self, slot: str, key: str, column: str, on: bool, verb: str) -> Fact:
+        """Set (to now) or clear a fact's ``pinned_at`` or ``protected_at``; a fact already so
+        is left as it is."""
+        slot, key = validation.slot(slot), validation.key(key)
+        with self.transaction():
+            now = self.clock()
+            row = self._row(slot, key, now)
+            if row is None:
+                raise InvalidInput(f"no fact {slot}/{key} to {verb}")
+            if (row[column] is not None) != on:
+                self.conn.execute(
+                    f"UPDATE memory_facts SET {column} = ? WHERE seq = ?",
+                    (now if on else None, row["seq"]),
+                )
+                row = self._row(slot, key)
+        return Fact.from_row(row)
+
+
+def _changed(results: list[UpsertResult]) -> list[Fact]:
+    return [result.fact for result in results if result.action != "unchanged"]
+
+
+EXPIRY = ("ttl", "expires_at")
+
+
+def _expiry(ttl, expires_at, now: int) -> int | None:
+    """When a fact written now expires: ``ttl`` after now, or at ``expires_at`` (None: never)."""
+    if ttl is not None and expires_at is not None:
+        raise InvalidInput("give ttl or expires_at, not both")
+    if ttl is not None:
+        return now + validation.duration(ttl)
+    if expires_at is None:
+        return None
+    moment = validation.moment(expires_at, now, "expires_at")
+    if moment <= now:
+        raise InvalidInput("expires_at is not in the future")
+    return moment
+
+
+def _new_fact(item: tuple, now: int, protected_at: int | None = None) -> Fact:
+    slot, key, value, confidence, source, expires = item
+    return Fact(
+        secrets.token_hex(8),
+        slot,
+        key,
+        value,
+        confidence,
+        0,
+        source,
+        now,
+        now,
+        now,
+        0,
+        protected_at=protected_at,
+        expires_at=expires,
+    )
+
+
+def _upsert_row(fact: Fact) -> tuple:
+    """rows.UPSERT_SQL's parameters for ``fact``."""
+    return (
+        fact.id,
+        fact.slot,
+        fact.key,
+        fact.value,
+        fact.confidence,
+        fact.source,
+        fact.created_at,
+        fact.updated_at,
+        fact.last_accessed,
+        fact.protected_at,
+        fact.expires_at,
+    )
+
+
+def _protected(slot: str, key: str, verb: str) -> ProtectedFact:
+    return ProtectedFact(
+        f"{slot}/{key} is protected (a person wrote it): an agent cannot {verb} it. Ask the "
+        f"person, or they can run 'slotmem unprotect {slot}/{key}'"
+    )
