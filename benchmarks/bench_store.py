@@ -36,7 +36,7 @@ from synthetic import Corpus
 from slotmem import Store
 from slotmem.search import plan as lexical
 from slotmem.search.terms import parse
-from slotmem.store import UPSERT_SQL
+from slotmem.storage.rows import UPSERT_SQL
 
 RAW_OR_SQL = """
     SELECT f.*, -bm25(memory_facts_fts, 2.0, 1.0, 0.0) * f.confidence AS score
@@ -68,6 +68,8 @@ def load_raw(path: Path, items: list[dict]) -> float:
             1,
             1,
             1,
+            None,  # protected_at
+            None,  # expires_at
         )
         for i in items
     ]
@@ -82,7 +84,7 @@ def load_raw(path: Path, items: list[dict]) -> float:
 
 
 def load_slotmem(path: Path, items: list[dict], batch: int = 100_000) -> tuple[Store, float]:
-    store = Store(path)
+    store = Store(path, create=True)
     start = time.perf_counter()
     for i in range(0, len(items), batch):
         store.upsert_many(items[i : i + batch])
