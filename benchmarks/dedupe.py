@@ -33,10 +33,16 @@ from slotmem import Store
 from slotmem.search.duplicates import THRESHOLDS
 
 PAIRS = 20
-SWEEP = {
-    "lexical": [0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95],
-    "vector": [0.75, 0.8, 0.82, 0.85, 0.88, 0.9, 0.92],
-}
+SWEEP = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+
+
+def build(memory: pm.Memory, path: Path, semantic: bool) -> Store:
+    """A file holding ``memory``'s facts (embedded when ``semantic``)."""
+    store = Store(path, create=True)
+    store.upsert_many([{"slot": f.slot, "key": f.key, "value": f.value} for f in memory.facts])
+    if semantic:
+        store.semantic.reindex()
+    return store
 
 
 def score(store: Store, memory: pm.Memory, method: str, threshold: float) -> tuple[int, int]:
@@ -60,16 +66,11 @@ def main() -> None:
         for seed in range(14, 14 + args.seeds):
             for part in ("dev", "test"):
                 memory = pm.memory(seed, duplicates=PAIRS, part=part)
-                store = Store(Path(tmp) / f"{seed}-{part}.db", create=True)
-                store.upsert_many(
-                    [{"slot": f.slot, "key": f.key, "value": f.value} for f in memory.facts]
-                )
-                if args.semantic:
-                    store.semantic.reindex()
+                store = build(memory, Path(tmp) / f"{seed}-{part}.db", args.semantic)
                 for method in methods:
                     thresholds = {THRESHOLDS[method]}
                     if args.sweep and part == "dev":
-                        thresholds.update(SWEEP[method])
+                        thresholds.update(SWEEP)
                     for threshold in sorted(thresholds):
                         start = time.perf_counter()
                         found, false = score(store, memory, method, threshold)

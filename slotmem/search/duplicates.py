@@ -1,18 +1,33 @@
 """Near-duplicate facts: pairs of facts of one slot that say the same thing under two keys.
 
-Two measures, the vector one when the file has semantic search on:
+The candidates are, when the file has semantic search on, each fact's ``NEIGHBOURS`` nearest
+facts in its slot by their stored vectors; else the pairs that share a word few of the slot's
+facts hold. Each candidate is measured three ways, over its words (the stems of key and value,
+each weighted by its idf in the slot, read as if the slot held at least ``MIN_FACTS`` facts):
 
-- **vector**: the cosine similarity of the two facts' stored vectors; each fact's nearest
-  neighbours in its slot are the candidates.
-- **lexical**: how much of one fact's words (their stems, key and value) the other holds, each
-  word weighted by its idf in the slot: the weight they share / the weight of the smaller one.
-  A rare word shared says much, a common one little, and a rare word that only one of them
-  has ("Marta lives in Porto", "Jonas lives in Porto") says they differ. Paraphrases share
-  few words, so this finds fewer pairs than vectors do, but few false ones.
+- cosine   = the cosine similarity of the two facts' vectors (the vector method only);
+- overlap  = the weight of the words they share / the weight of the smaller fact's words;
+- conflict = for each fact, the rarest word it has that the other lacks (its idf over that of
+             a word only one fact holds, so 1 = no other fact says it); the smaller of the two.
+             "Marta lives in Porto." and "Jonas lives in Porto." each name someone the other
+             does not: they are about two people. "Current phase of Vertex: design." and
+             "Vertex is in design." differ in words a whole family of facts is phrased with,
+             and "Drinks a flat white at the Corner Cafe." holds all that "Has a flat white."
+             says: when one of the two adds nothing specific, they can be one fact.
 
-A pair at or above the threshold is reported with the newer fact as the one to keep. The
-thresholds were chosen on the development half of ``benchmarks/dedupe.py`` (the most pairs
-found with at most 2 false ones per 500 facts); docs/benchmarks.md has the held-out figures.
+and scored
+
+    score = σ(a + b × cosine + c × overlap + d × conflict)        σ(x) = 1 / (1 + e^-x)
+
+an estimate of the chance that the pair is a duplicate, with one set of constants for each
+method (b = 0 for the lexical one). The constants are a logistic regression on the candidates of
+memories whose seeded duplicates are of the development half of ``benchmarks/dedupe.py``'s
+families, and the thresholds (``THRESHOLDS``, what ``--threshold`` replaces) the lowest scores
+at which those memories hold at most one false pair per 500 facts: ``benchmarks/fit_dedupe.py``
+fits both. The vector constants are those of the default embedding model (all-MiniLM-L6-v2):
+another model's cosines are on another scale. docs/benchmarks.md has the held-out figures.
+
+A pair at or above the threshold is reported with the newer fact as the one to keep.
 """
 
 from __future__ import annotations
@@ -20,7 +35,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,10 +43,15 @@ from ..records import Fact
 from . import terms as text_terms
 from .stemmer import stem
 
-THRESHOLDS = {"vector": 0.83, "lexical": 0.87}
+# (a, b, c, d) of the score: intercept, cosine, overlap, conflict. Fitted by
+# benchmarks/fit_dedupe.py, as are the thresholds.
+VECTOR = (-14.6, 24.77, 4.19, -14.42)
+LEXICAL = (8.16, 9.24, -26.94)  # (a, c, d): no cosine
+THRESHOLDS = {"vector": 0.25, "lexical": 0.2}
 NEIGHBOURS = 10  # nearest facts compared with each fact (vector)
-MAX_TERMS = 64  # words of a fact compared (lexical)
+MAX_TERMS = 64  # words of a fact compared
 COMMON = 0.05  # a word in more than this share of the slot's facts proposes no pair (lexical)
+MIN_FACTS = 100  # below this many facts in a slot, idf reads as if there were this many
 _KEY_SPLIT = re.compile(r"[._\-]+")
 
 
@@ -40,7 +60,7 @@ class Pair:
     slot: str
     keep: Fact  # the newer of the two
     drop: Fact
-    similarity: float
+    similarity: float  # the score
     method: str  # "vector" or "lexical"
 
     def to_dict(self) -> dict:
@@ -55,8 +75,28 @@ class Pair:
         }
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """Two facts of one slot and what the score reads of them."""
+
+    a: Fact
+    b: Fact
+    overlap: float
+    conflict: float
+    cosine: float | None = None  # None: the lexical method
+
+    def score(self) -> float:
+        if self.cosine is None:
+            a, c, d = LEXICAL
+            x = a + c * self.overlap + d * self.conflict
+        else:
+            a, b, c, d = VECTOR
+            x = a + b * self.cosine + c * self.overlap + d * self.conflict
+        return 1.0 / (1.0 + math.exp(-x)) if x > -60 else 0.0
+
+
 class StoredVectors(Protocol):
-    """What the vector measure needs of the file's vectors (slotmem.vectors.Semantic has it)."""
+    """What the vector method needs of the file's vectors (slotmem.vectors.Semantic has it)."""
 
     def stored(self, seqs: list[int]) -> dict[int, bytes]: ...
 
@@ -64,53 +104,75 @@ class StoredVectors(Protocol):
 
 
 def by_words(conn, slot: str, threshold: float, *, now: int) -> list[Pair]:
-    """The slot's pairs whose weighted word overlap is at least ``threshold``."""
-    facts = _facts(conn, slot, now)
-    words = {seq: _words(fact) for seq, fact in facts.items()}
-    df: dict[str, int] = defaultdict(int)
-    for found in words.values():
-        for word in found:
-            df[word] += 1
-    n = len(facts)
-    idf = {word: math.log(1 + (n - d + 0.5) / (d + 0.5)) for word, d in df.items()}
-    postings: dict[str, list[int]] = defaultdict(list)
-    for seq, found in words.items():
-        for word in found:
-            if df[word] <= max(2, COMMON * n):
-                postings[word].append(seq)
-    seen: set[tuple[int, int]] = set()
-    pairs = []
-    for seqs in postings.values():
-        for i, a in enumerate(seqs):
-            for b in seqs[i + 1 :]:
-                if (a, b) in seen:
-                    continue
-                seen.add((a, b))
-                shared = sum(idf[w] for w in words[a] & words[b])
-                smaller = min(sum(idf[w] for w in words[a]), sum(idf[w] for w in words[b]))
-                similarity = shared / smaller if smaller else 0.0
-                if similarity >= threshold:
-                    pairs.append(_pair(slot, facts[a], facts[b], similarity, "lexical"))
-    return pairs
+    """The slot's pairs found by words whose score is at least ``threshold``."""
+    return _pairs(slot, candidates(conn, slot, now=now), threshold, "lexical")
 
 
 def by_vectors(
     conn, slot: str, threshold: float, *, now: int, vectors: StoredVectors
 ) -> list[Pair]:
-    """The slot's pairs whose vectors' cosine similarity is at least ``threshold``."""
+    """The slot's pairs found by vectors whose score is at least ``threshold``."""
+    return _pairs(slot, candidates(conn, slot, now=now, vectors=vectors), threshold, "vector")
+
+
+def candidates(
+    conn, slot: str, *, now: int, vectors: StoredVectors | None = None
+) -> list[Candidate]:
+    """The slot's candidate pairs, measured: nearest neighbours when ``vectors`` is given,
+    else pairs that share an uncommon word."""
     facts = _facts(conn, slot, now)
-    seen: set[tuple[int, int]] = set()
-    pairs = []
+    words = _Words(facts)
+    if vectors is None:
+        return [words.measure(a, b) for a, b in words.pairs()]
+    found: dict[tuple[int, int], float] = {}
     for seq, blob in vectors.stored(list(facts)).items():
         for other, distance in vectors.knn(blob, [slot], NEIGHBOURS + 1):
-            pair = (min(seq, other), max(seq, other))
-            if other == seq or other not in facts or pair in seen:
-                continue
-            seen.add(pair)
-            similarity = 1.0 - distance
-            if similarity >= threshold:
-                pairs.append(_pair(slot, facts[seq], facts[other], similarity, "vector"))
-    return pairs
+            if other != seq and other in facts:
+                found.setdefault((min(seq, other), max(seq, other)), 1.0 - distance)
+    return [words.measure(a, b, cosine) for (a, b), cosine in found.items()]
+
+
+class _Words:
+    """The words of a slot's facts and their weights."""
+
+    def __init__(self, facts: dict[int, Fact]):
+        self.facts = facts
+        self.of = {seq: _words(fact) for seq, fact in facts.items()}
+        self.df: dict[str, int] = defaultdict(int)
+        for found in self.of.values():
+            for word in found:
+                self.df[word] += 1
+        self.n = len(facts)
+        self.scale = max(self.n, MIN_FACTS)
+        self.top = self.idf(1)  # a word only one fact holds
+
+    def idf(self, df: int) -> float:
+        return math.log(1 + (self.scale - df + 0.5) / (df + 0.5))
+
+    def mass(self, words: Iterable[str]) -> float:
+        return sum(self.idf(self.df[word]) for word in words)
+
+    def pairs(self) -> set[tuple[int, int]]:
+        """The pairs that share a word at most ``COMMON`` of the facts hold."""
+        postings: dict[str, list[int]] = defaultdict(list)
+        for seq, found in self.of.items():
+            for word in found:
+                if self.df[word] <= max(2, COMMON * self.n):
+                    postings[word].append(seq)
+        return {
+            (a, b) for seqs in postings.values() for i, a in enumerate(seqs) for b in seqs[i + 1 :]
+        }
+
+    def measure(self, a: int, b: int, cosine: float | None = None) -> Candidate:
+        """The candidate of the facts whose rowids are ``a`` and ``b``."""
+        words_a, words_b = self.of[a], self.of[b]
+        smaller = min(self.mass(words_a), self.mass(words_b))
+        overlap = self.mass(words_a & words_b) / smaller if smaller else 0.0
+        conflict = min(self._rarest(words_a - words_b), self._rarest(words_b - words_a))
+        return Candidate(self.facts[a], self.facts[b], overlap, conflict / self.top, cosine)
+
+    def _rarest(self, words: frozenset[str]) -> float:
+        return self.idf(min(self.df[word] for word in words)) if words else 0.0
 
 
 def _facts(conn, slot: str, now: int) -> dict[int, Fact]:
@@ -127,7 +189,13 @@ def _words(fact: Fact) -> frozenset[str]:
     return frozenset([stem(word) for word in parsed.words] + list(parsed.grams))
 
 
-def _pair(slot: str, a: Fact, b: Fact, similarity: float, method: str) -> Pair:
+def _pairs(slot: str, found: list[Candidate], threshold: float, method: str) -> list[Pair]:
     newer: Callable[[Fact], tuple] = lambda fact: (fact.updated_at, fact.created_at, fact.id)
-    keep, drop = (a, b) if newer(a) >= newer(b) else (b, a)
-    return Pair(slot, keep, drop, round(similarity, 4), method)
+    pairs = []
+    for candidate in found:
+        score = candidate.score()
+        if score >= threshold:
+            a, b = candidate.a, candidate.b
+            keep, drop = (a, b) if newer(a) >= newer(b) else (b, a)
+            pairs.append(Pair(slot, keep, drop, round(score, 4), method))
+    return pairs
