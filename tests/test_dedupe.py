@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 from slotmem import InvalidInput
 from slotmem.cli import cli
+from slotmem.search.duplicates import THRESHOLDS
 from tests.conftest import fts_integrity_error
 from tests.test_semantic import Plugin
 
@@ -36,8 +37,11 @@ def pairs(store, **options):
 def test_lexical_pairs(mem):
     assert pairs(mem, semantic=False) == [("user", "drink.morning", "coffee_pref")]
     assert pairs(mem, slot="project", semantic=False) == []
-    loose = pairs(mem, threshold=0.3, semantic=False)
-    assert ("user", "friend.jonas.city", "friend.marta.city") in loose  # below the default
+    every = pairs(mem, threshold=0, semantic=False)  # every candidate, whatever its score
+    assert ("user", "friend.jonas.city", "friend.marta.city") in every
+    assert ("user", "friend.jonas.city", "friend.marta.city") not in pairs(
+        mem, threshold=0.01, semantic=False
+    )
     with pytest.raises(InvalidInput, match="threshold"):
         mem.duplicates(threshold=1.5)
 
@@ -72,6 +76,44 @@ def test_merge_keeps_the_newer_value_both_access_counts_and_the_other_history(me
     assert fts_integrity_error(mem) is None
 
 
+PROJECTS = [
+    "Vertex",
+    "Comet",
+    "Atlas",
+    "Nimbus",
+    "Orion",
+    "Pulsar",
+    "Quasar",
+    "Nova",
+    "Zephyr",
+    "Helix",
+]
+PHASES = ["design", "testing", "launch", "discovery", "maintenance"]
+
+
+def test_two_people_in_one_city_are_not_a_pair_a_clipped_rewording_is(store, clock):
+    """The score weighs what one fact says that the other lacks by how rare it is in the
+    slot: a name only one of them holds keeps them apart, a word that a whole family of facts
+    is phrased with ("status", "project") does not."""
+    store.upsert("user", "friend.marta.city", "Marta lives in Porto.")
+    store.upsert("user", "friend.jonas.city", "Jonas lives in Porto.")
+    for i, name in enumerate(PROJECTS):
+        store.upsert("project", f"project.{name.lower()}.status", f"{name} is in {PHASES[i % 5]}.")
+    clock.advance(ms=10)
+    store.upsert("project", "vertex_phase", "Current phase of Vertex: design.")
+    assert pairs(store, semantic=False) == [("project", "vertex_phase", "project.vertex.status")]
+    llm.pm.register(Plugin(), name="fake-embeddings-dedupe")
+    try:
+        store.semantic.reindex("fake-64")
+        found = pairs(store, threshold=0.01)
+        assert ("user", "friend.jonas.city", "friend.marta.city") not in found
+        assert not any(
+            drop.startswith("project.") and keep.startswith("project.") for _, keep, drop in found
+        )  # nor two projects in one phase
+    finally:
+        llm.pm.unregister(name="fake-embeddings-dedupe")
+
+
 def test_expired_facts_are_not_paired(mem, clock):
     mem.upsert("user", "drink.morning", FACTS[5][2], ttl=60)
     clock.advance(ms=60_000)
@@ -86,7 +128,8 @@ def test_vector_pairs(mem):
         found = mem.duplicates()
         assert {p.method for p in found} == {"vector"}
         assert ("project", "release", "stack") in [(p.slot, p.keep.key, p.drop.key) for p in found]
-        assert all(p.similarity >= 0.83 for p in found)
+        assert all(THRESHOLDS["vector"] <= p.similarity <= 1 for p in found)
+        assert ("user", "friend.jonas.city", "friend.marta.city") not in pairs(mem, threshold=0.01)
         mem.dedupe()
         assert mem.get("project", "stack") is None
         status = mem.semantic.status()

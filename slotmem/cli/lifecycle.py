@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..records import ChangeReport
+from ..search.duplicates import THRESHOLDS
 from .app import cli, database_option, open_store, slot_key, store_for
 from .output import emit, format_options, table
 
@@ -129,20 +130,23 @@ def import_(file, mode, dry_run, fmt, database):
 @click.option(
     "--threshold",
     type=click.FloatRange(0, 1),
-    help="Least similarity of a pair, 0 to 1  [default: 0.83 by vectors, 0.87 by words]",
+    help="Least score of a pair, 0 to 1: the estimated chance that it is one fact said twice  "
+    f"[default: {THRESHOLDS['vector']} by vectors, {THRESHOLDS['lexical']} by words]",
 )
 @click.option("--lexical", is_flag=True, help="Compare words, even when semantic search is on")
 @click.option("--dry-run", is_flag=True, help="List the pairs; merge nothing")
 @format_options
 @database_option
 def dedupe(slot, threshold, lexical, dry_run, fmt, database):
-    """Find near-duplicate facts (by vector similarity when semantic search is on, else by
-    the words they share) and merge each pair: the newer fact stays, with both access counts
-    and the other's history; the other goes to history (reason merge).
+    """Find near-duplicate facts (by vectors when semantic search is on, else by the words
+    they share) and merge each pair: the newer fact stays, with both access counts and the
+    other's history; the other goes to history (reason merge). A pair's score, 0 to 1, weighs
+    how alike the two are against what one says that the other does not ("Marta lives in
+    Porto", "Jonas lives in Porto": two people, not a pair).
 
     \b
     slotmem dedupe --dry-run
-    slotmem dedupe --slot user --threshold 0.9
+    slotmem dedupe --slot user --threshold 0.5
     """
     store = open_store(database)
     if dry_run:
