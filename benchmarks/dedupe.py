@@ -10,10 +10,11 @@ full of near misses that are not duplicates: five facts about each friend, "X li
 for several X, the same status for several projects. A pair found is right when it is one of
 the 20 seeded pairs, false otherwise.
 
-The families are split in two: the thresholds (``slotmem.search.duplicates.THRESHOLDS``) were
-chosen on the dev half's pairs (``--sweep`` prints the dev sweep); the test half's are held
-out, and its row at the shipped threshold is the one to quote. Figures are summed over the
-seeds (20 pairs each).
+The families are split in two: the score's constants and thresholds
+(``slotmem.search.duplicates``) were fitted on other memories' pairs of the dev half's families
+(``benchmarks/fit_dedupe.py``; ``--sweep`` prints the dev rows at other thresholds); the test
+half's are held out, and its row at the shipped threshold is the one to quote. Figures are
+summed over the seeds (20 pairs each).
 """
 
 from __future__ import annotations
