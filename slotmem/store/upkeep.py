@@ -177,10 +177,10 @@ class Upkeep(Policies, Reads):
     def duplicates(
         self, slot: str | None = None, *, threshold: float | None = None, semantic: bool = True
     ) -> list[duplicates.Pair]:
-        """Near-duplicate pairs of facts in ``slot`` (None: in each slot), most similar first:
-        by vector similarity when the file has semantic search on (``semantic=False``: by
-        lexical overlap), at least ``threshold`` (default: the method's, in
-        slotmem.search.duplicates)."""
+        """Near-duplicate pairs of facts in ``slot`` (None: in each slot), most likely first:
+        candidates by their vectors when the file has semantic search on (``semantic=False``:
+        by shared words), each scored 0 to 1 (``Pair.similarity``), at least ``threshold``
+        (default: the method's, in slotmem.search.duplicates)."""
         slots = [validation.slot(slot)] if slot else list(self.slots())
         vectors = self.semantic.leg() if semantic else None
         method = "vector" if vectors is not None else "lexical"
@@ -220,9 +220,7 @@ class Upkeep(Policies, Reads):
                 if pair.keep.id in gone or pair.drop.id in gone:
                     continue
                 gone.add(pair.drop.id)
-                note = (
-                    f"merged into {pair.keep.key} ({pair.method} similarity {pair.similarity:.2f})"
-                )
+                note = f"merged into {pair.keep.key} ({pair.method} score {pair.similarity:.2f})"
                 report.changes.append(
                     Change(
                         "merged", pair.slot, pair.drop.key, pair.keep.value, pair.drop.value, note
