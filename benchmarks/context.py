@@ -125,10 +125,7 @@ def tally(store, memory, offtopic, mode: str, tallied: Tally, floor=None, old=Fa
 
 def quality(memories, directory: Path) -> None:
     offtopic = observations.offtopic()
-    rows = []
-    for memory in memories:
-        with observations.build(memory, directory / f"{memory.sample_id}.db", embed=True) as store:
-            rows += fit_relevance.candidates(store, memory, offtopic)
+    rows = fit_relevance.collect(memories, directory)  # builds directory/<sample_id>.db
     held_out = fit_relevance.folds(memories, rows)
     names = ("before", "shipped", "held out")
     results = {mode: {name: Tally() for name in names} for mode in fit_relevance.MODES}

@@ -17,7 +17,7 @@ Printed: the constants and floor fitted on all five conversations (what slotmem 
 each conversation held out, what was fitted on the other four and how it does on the one left
 out (log-loss of the relevance, answers kept at the floor, candidates per question at the floor,
 off-topic candidates per message at the floor: benchmarks/data/offtopic.json, never fitted on).
-benchmarks/context.py runs the whole context builder with these held-out fits (``--held-out``).
+benchmarks/context.py runs the whole context builder with these held-out fits (``--parts quality``).
 """
 
 from __future__ import annotations
