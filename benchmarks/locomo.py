@@ -106,10 +106,10 @@ RETRIEVERS: dict[str, Retriever] = {"lexical": lexical, "plain-or": plain_or}
 
 # -- the data -------------------------------------------------------------------------------
 def load(path: Path) -> list[Conversation]:
-    return [_conversation(sample) for sample in json.loads(Path(path).read_text())]
+    return [conversation(sample) for sample in json.loads(Path(path).read_text())]
 
 
-def _conversation(sample: dict) -> Conversation:
+def conversation(sample: dict) -> Conversation:
     talk, turns, n = sample["conversation"], [], 1
     while f"session_{n}" in talk:
         turns += [(turn["dia_id"], turn_value(turn)) for turn in talk[f"session_{n}"]]

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from locomo import DEFAULT_PATH, Question, _conversation, evidence
+from locomo import DEFAULT_PATH, Question, conversation, evidence
 
 from slotmem import Store
 
@@ -84,7 +84,7 @@ def _memory(sample: dict) -> Memory:
                 key = f"obs-{len(facts):04d}"
                 facts.append(Observation(speaker.lower(), key, text, frozenset(turns), at))
     slots = sorted({fact.slot for fact in facts})
-    return Memory(sample["sample_id"], slots, facts, _conversation(sample).questions)
+    return Memory(sample["sample_id"], slots, facts, conversation(sample).questions)
 
 
 def _when(text: str) -> int:
