@@ -259,10 +259,26 @@ class Semantic:
         ranked = sorted(self.distances(blob, candidates).items(), key=lambda item: item[1])
         return ranked[: max(1, k)]
 
-    def stored(self, seqs: list[int], chunk: int = 500) -> dict[int, bytes]:
+    def stored(self, seqs: list[int]) -> dict[int, bytes]:
         """The stored vectors of these facts (of the file's model; facts without one left out)."""
+        return self._vectors(seqs, 4 * (self.dimensions() or 0))
+
+    def distances(self, blob: bytes, seqs: list[int]) -> dict[int, float]:
+        """Cosine distance of the query to the given facts, from their stored float vectors
+        (unit length, as ``embedders.to_blob`` writes them and the query's)."""
+        import numpy as np
+
+        found = self._vectors(seqs, len(blob))
+        if not found:
+            return {}
+        vectors = np.frombuffer(b"".join(found.values()), dtype="<f4").reshape(len(found), -1)
+        cosines = vectors @ np.frombuffer(blob, dtype="<f4")
+        return dict(zip(found, (1.0 - cosines).tolist()))
+
+    def _vectors(self, seqs: list[int], length: int, chunk: int = 500) -> dict[int, bytes]:
+        """The stored vectors of the file's model, ``length`` bytes long, of these facts."""
         found: dict[int, bytes] = {}
-        dimensions, model_id = self.dimensions(), self.model_id()
+        model_id = self.model_id()
         for start in range(0, len(seqs), chunk):
             part = seqs[start : start + chunk]
             found.update(
@@ -270,30 +286,9 @@ class Semantic:
                     f"""SELECT fact_seq, embedding FROM memory_embeddings
                         WHERE fact_seq IN ({", ".join("?" * len(part))}) AND model = ?
                         AND length(embedding) = ?""",
-                    [*part, model_id, 4 * (dimensions or 0)],
+                    [*part, model_id, length],
                 ).fetchall()
             )
-        return found
-
-    def distances(self, blob: bytes, seqs: list[int], chunk: int = 500) -> dict[int, float]:
-        """Cosine distance of the query to the given facts, from their stored float vectors
-        (unit length, as ``embedders.to_blob`` writes them and the query's)."""
-        import numpy as np
-
-        query, model_id = np.frombuffer(blob, dtype="<f4"), self.model_id()
-        found: dict[int, float] = {}
-        for start in range(0, len(seqs), chunk):
-            part = seqs[start : start + chunk]
-            rows = self.conn.execute(
-                f"""SELECT fact_seq, embedding FROM memory_embeddings
-                    WHERE fact_seq IN ({", ".join("?" * len(part))}) AND model = ?
-                    AND length(embedding) = ?""",
-                [*part, model_id, len(blob)],
-            ).fetchall()
-            if rows:
-                vectors = np.frombuffer(b"".join(vector for _, vector in rows), dtype="<f4")
-                cosines = vectors.reshape(len(rows), -1) @ query
-                found.update(zip([seq for seq, _ in rows], (1.0 - cosines).tolist()))
         return found
 
     def close(self) -> None:
