@@ -66,13 +66,13 @@ class Fused:
     semantic_rank: int | None
 
 
-def semantic_weight(cosines, *, g0: float = G0) -> float:
-    """β = g / (g + g0), g = the best cosine minus the ``SPREAD_RANK``-th best (or the last)."""
+def semantic_weight(cosines) -> float:
+    """β = g / (g + G0), g = the best cosine minus the ``SPREAD_RANK``-th best (or the last)."""
     ranked = sorted(cosines, reverse=True)
     if not ranked:
         return 0.0
     spread = ranked[0] - ranked[min(SPREAD_RANK, len(ranked)) - 1]
-    return spread / (spread + g0) if spread > 0 else 0.0
+    return spread / (spread + G0) if spread > 0 else 0.0
 
 
 def fuse(
@@ -81,7 +81,6 @@ def fuse(
     weight: dict[int, float] | None = None,
     *,
     semantic_ranks: dict[int, int] | None = None,
-    g0: float = G0,
 ) -> list[Fused]:
     """The candidates, best first.
 
@@ -101,7 +100,7 @@ def fuse(
     elif not semantic_rank:
         beta = 0.0
     else:
-        beta = semantic_weight(cosine.values(), g0=g0)
+        beta = semantic_weight(cosine.values())
     weight = weight or {}
     fused = []
     for seq in dict.fromkeys([*coverage, *semantic_rank, *cosine]):
