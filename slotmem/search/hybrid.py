@@ -124,7 +124,7 @@ def _fetch(conn, ranking: Ranking, now: int, seqs: list[int], query: Query) -> d
     feedback, recency = ranking.factors()
     marks = ", ".join(f":s{i}" for i in range(len(seqs)))
     params = {f"s{i}": seq for i, seq in enumerate(seqs)} | {"now": now}
-    tests = lexical.fact_tests(params, query.since, query.until, prefix="f.")
+    tests = lexical.fact_tests(params, query.since, query.until)  # one table: no alias
     sql = (
         f"SELECT f.*, {feedback} AS feedback, {recency} AS recency FROM memory_facts f "
         f"WHERE f.seq IN ({marks}) AND {' AND '.join(tests)}"

@@ -157,15 +157,15 @@ def search(
     return conn.execute(sql, params).fetchall()
 
 
-def fact_tests(params: dict, since: int | None, until: int | None, prefix: str = "") -> list[str]:
+def fact_tests(params: dict, since: int | None, until: int | None) -> list[str]:
     """SQL tests of a fact row that a hit must pass: not expired at ``:now``, and updated in
     the window when one is given (its bounds added to ``params``)."""
-    tests = [f"({prefix}expires_at IS NULL OR {prefix}expires_at > :now)"]
+    tests = ["(expires_at IS NULL OR expires_at > :now)"]
     if since is not None:
-        tests.append(f"{prefix}updated_at >= :since")
+        tests.append("updated_at >= :since")
         params["since"] = since
     if until is not None:
-        tests.append(f"{prefix}updated_at < :until")
+        tests.append("updated_at < :until")
         params["until"] = until
     return tests
 
