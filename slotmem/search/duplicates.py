@@ -41,6 +41,7 @@ from typing import Protocol
 
 from ..records import Fact
 from . import terms as text_terms
+from .relevance import sigmoid
 from .stemmer import stem
 
 # (a, b, c, d) of the score: intercept, cosine, overlap, conflict. Fitted by
@@ -92,7 +93,7 @@ class Candidate:
         else:
             a, b, c, d = VECTOR
             x = a + b * self.cosine + c * self.overlap + d * self.conflict
-        return 1.0 / (1.0 + math.exp(-x)) if x > -60 else 0.0
+        return sigmoid(x)
 
 
 class StoredVectors(Protocol):

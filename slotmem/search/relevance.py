@@ -61,8 +61,7 @@ class Calibration:
     def relevance(self, coverage: float, matched: int, similarity: float | None = None) -> float:
         """The relevance of a lexical hit (``similarity`` None) or a hybrid one."""
         a, b, c, d = self.lexical if similarity is None else self.hybrid
-        x = a + b * coverage + c * min(matched, MATCHED_CAP) + d * (similarity or 0.0)
-        return 1.0 / (1.0 + math.exp(-x)) if x > -60 else 0.0
+        return sigmoid(a + b * coverage + c * min(matched, MATCHED_CAP) + d * (similarity or 0.0))
 
     def lexical_sql(self, relevance: float, params: dict) -> str:
         """A SQL test, over a lexical row's ``mass`` and ``matched`` and the query's mass
@@ -75,6 +74,11 @@ class Calibration:
             return "0"
         params.update(ra=a, rb=b, rc=c, rlogit=math.log(relevance / (1 - relevance)) - 1e-9)
         return f":ra + :rb * min(1.0, mass / :total) + :rc * min(matched, {MATCHED_CAP}) >= :rlogit"
+
+
+def sigmoid(x: float) -> float:
+    """σ(x) = 1 / (1 + e^-x), taken as 0 below -60 (long before e^-x overflows)."""
+    return 1.0 / (1.0 + math.exp(-x)) if x > -60 else 0.0
 
 
 def query_mass(plan: Plan | None, terms: Terms, ranking: Ranking) -> float:
