@@ -141,11 +141,6 @@ def build_context(store, message: str, slots: Iterable[str] = DEFAULT_SLOTS, **o
     return build(store, message, slots, **options).text
 
 
-def contribute(store, message: str, slot: str, **options) -> str:
-    """One slot's section alone (a context of that slot)."""
-    return build(store, message, [slot], **options).text
-
-
 def build(
     store,
     message: str,
