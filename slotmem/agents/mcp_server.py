@@ -27,7 +27,7 @@ from typing_extensions import TypedDict
 from .. import validation
 from ..errors import SlotmemError
 from .context import DEFAULT_BUDGET_TOKENS
-from .tools import LIST_ORDERS, AgentMemory
+from .tools import LIST_ORDERS, AgentMemory, NoSuchFact
 
 SOURCE = "mcp"
 INSTRUCTIONS = "Long-term memory in slots ({scope}). Recall facts before answering.{writes} "
@@ -364,7 +364,7 @@ def _resources(server, memory: AgentMemory) -> None:
             try:
                 return json.dumps(function(**params), indent=2, ensure_ascii=False)
             except SlotmemError as e:
-                not_found = str(e).startswith("no fact")
+                not_found = isinstance(e, NoSuchFact)
                 raise (ResourceNotFoundError if not_found else ResourceError)(str(e)) from e
 
         return wrapper

@@ -28,6 +28,10 @@ WRITES = ("remember", "forget", "rate")
 LIST_ORDERS = ("updated", "accessed", "used", "created", "key", "pinned")
 
 
+class NoSuchFact(InvalidInput):
+    """There is no fact under that slot and key (the MCP server answers: resource not found)."""
+
+
 def fact_view(fact: Fact) -> dict:
     """A fact as an agent sees it."""
     return {
@@ -121,7 +125,7 @@ class AgentMemory:
     def get(self, slot: str, key: str) -> dict:
         fact = self.store.get(self.slot(slot), key)
         if fact is None:
-            raise InvalidInput(f"no fact {slot}/{key} (recall finds facts by what they say)")
+            raise NoSuchFact(f"no fact {slot}/{key} (recall finds facts by what they say)")
         return fact_view(fact)
 
     def list_facts(
