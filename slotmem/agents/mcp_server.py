@@ -28,6 +28,7 @@ from .. import validation
 from ..errors import SlotmemError
 from .context import DEFAULT_BUDGET_TOKENS
 from .tools import LIST_ORDERS, AgentMemory, NoSuchFact
+from .tools import WRITES as WRITE_TOOLS
 
 SOURCE = "mcp"
 INSTRUCTIONS = "Long-term memory in slots ({scope}). Recall facts before answering.{writes} "
@@ -292,7 +293,7 @@ def _tools(memory: AgentMemory, ToolAnnotations) -> list:
     return [
         _strict_tool(fn, *hints[fn.__name__])
         for fn in functions
-        if not (memory.read_only and fn.__name__ in ("remember", "forget", "rate"))
+        if not (memory.read_only and fn.__name__ in WRITE_TOOLS)
     ]
 
 
