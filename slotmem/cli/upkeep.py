@@ -76,16 +76,15 @@ def policy(
         if not slot and not default:
             raise click.UsageError("setting a policy needs a SLOT (or --default)")
         old = store.default_policy() if default else store.policy(slot)
-        kept = {"cap": None, "min_age_days": 30, "min_access_count": 3}
-        if old is not None:  # what is not given stays as it was
-            kept = {name: getattr(old, name) for name in kept}
         given = {"cap": cap, "min_age_days": min_age_days, "min_access_count": min_access_count}
+        # what is not given stays as it was; a new slot's policy takes the Store's defaults
+        kept = {} if old is None else {name: getattr(old, name) for name in given}
         kept.update((name, value) for name, value in given.items() if value is not None)
         if default:
             if description is not None or min_relevance is not None:
                 raise click.UsageError("the default policy has no --description or --min-relevance")
             store.set_default_policy(**kept)
-        elif kept["cap"] is None:
+        elif "cap" not in kept:
             raise click.UsageError(f"{slot} has no policy yet: give it a --cap")
         else:
             store.set_policy(
