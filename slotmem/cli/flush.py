@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 
@@ -12,6 +11,7 @@ from ..errors import SlotmemError
 from ..ingest.defaults import DEFAULT_CHUNK_CHARS, DEFAULT_MIN_CONFIDENCE, DEFAULT_SLOTS
 from ..ingest.report import FlushReport
 from .app import cli, database_option, store_for
+from .output import echo_json, table
 
 REPORT_COLUMNS = ["action", "slot", "key", "value", "confidence", "note"]
 
@@ -111,7 +111,7 @@ def flush(
     except SlotmemError as ex:
         raise click.ClickException(str(ex)) from ex
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        echo_json(report.to_dict())
     else:
         _print_report(report)
 
@@ -140,8 +140,6 @@ def _note(item) -> str:
 
 
 def _print_report(report: FlushReport) -> None:
-    from .output import table
-
     rows = [
         {
             "action": item.action,

@@ -11,7 +11,7 @@ import click
 from ..records import ChangeReport
 from ..search.duplicates import THRESHOLDS
 from .app import cli, database_option, open_store, slot_key, store_for
-from .output import emit, format_options, table
+from .output import echo_json, emit, format_options, table
 
 CHANGE_COLUMNS = ["action", "slot", "key", "value", "old_value", "note"]
 
@@ -167,7 +167,7 @@ def dedupe(slot, threshold, lexical, dry_run, fmt, database):
 def _print_changes(report: ChangeReport, fmt, empty: str, extra: str = "") -> None:
     if fmt:
         if fmt == "json":
-            click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+            echo_json(report.to_dict())
         else:
             emit([change.to_dict() for change in report.changes], fmt, CHANGE_COLUMNS)
         return
