@@ -12,8 +12,6 @@ import click
 
 from ..records import TIME_FIELDS, with_iso_times
 
-FORMATS = ("table", "json", "nl", "csv")
-
 
 def format_options(command):
     """--json / --nl / --csv, stored as ``fmt``."""
