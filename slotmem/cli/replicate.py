@@ -62,7 +62,6 @@ def replicate(files, url, sync_interval, retention, snapshot_interval, print_con
     """
     settings = replication.Settings(sync_interval, retention, snapshot_interval)
     target = replication.replica_url(url)
-    paths = list(files) or [database]
     pairs = [(path, replication.joined(target, path.name)) for path in files] or [
         (database, target)
     ]
@@ -70,7 +69,7 @@ def replicate(files, url, sync_interval, retention, snapshot_interval, print_con
         click.echo(replication.config_text(pairs, settings), nl=False)
         return
     replication.binary()  # before anything is made: a missing extra is one line
-    for path in paths:
+    for path, _ in pairs:
         open_store(path, create=True).close()  # slotmem's, its schema up to date, in WAL mode
     replication.replicate(pairs, settings)
 
