@@ -29,7 +29,9 @@ from slotmem.storage import db, litestream, replication, wal
 
 FAST = ["--sync-interval", "200ms"]  # replication tests wait on it: keep it short
 QUERIES = ["deploy friday", "coffee or tea", "timezone", "fact 7", "東京 会議", "🚀 launch"]
-WAIT_S = 10  # the bound: a follower sees a new fact within 10 s
+# How long a test waits for a follower before failing: a liveness bound, loose enough for a loaded
+# machine. The 10 s lag target is measured in benchmarks/replication.py, not here.
+WAIT_S = 30
 
 
 def binary_or_skip() -> str:
