@@ -31,7 +31,6 @@ MODES = ("merge", "replace", "skip-existing")
 FEEDBACK_FIELDS = ("fact_id", "rating", "comment", "at")
 POLICY_FIELDS = tuple(f.name for f in dataclasses.fields(SlotPolicy))
 DEFAULT_FIELDS = ("cap", "min_age_days", "min_access_count")
-HISTORY_ONLY = tuple(name for name in rows.HISTORY_FIELDS if name not in FACT_COLUMNS)
 
 
 # -- export ------------------------------------------------------------------------------------
