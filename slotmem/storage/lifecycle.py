@@ -112,18 +112,16 @@ def undo_flush(
             e for e in rows.history(conn, slot=fact.slot, key=fact.key) if e.fact_id == fact.id
         ]
         before = next((e for e in entries if not matches(e.source)), None)
-        if not dry_run:
-            rows.archive(conn, row["seq"], "undo", now, by)
         if before is None:
             report.changes.append(Change("deleted", fact.slot, fact.key, None, fact.value))
             if not dry_run:
-                forget([row["seq"]])
-                conn.execute("DELETE FROM memory_facts WHERE seq = ?", (row["seq"],))
+                rows.remove(conn, [row["seq"]], "undo", now, by, forget)
             continue
         restored = _with_value(fact, before, now)
         report.changes.append(Change("reverted", fact.slot, fact.key, before.value, fact.value))
         written.append(restored)
         if not dry_run:
+            rows.archive(conn, row["seq"], "undo", now, by)
             rows.overwrite(conn, row["seq"], restored)
     changed = conn.execute(
         """SELECT DISTINCT h.slot, h.key, f.value, f.source FROM memory_fact_history h
@@ -144,7 +142,7 @@ def merge(conn, keep: Fact, drop: Fact, *, now: int, forget: Forget) -> Fact:
     accesses, pin and protection, and ``drop``'s history (its last value included, reason ``merge``) is
     copied under ``keep``'s key. ``drop``'s own history stays under its key."""
     drop_seq, keep_seq = _seq(conn, drop), _seq(conn, keep)
-    rows.archive(conn, drop_seq, "merge", now, f"dedupe:{keep.slot}/{keep.key}")
+    rows.remove(conn, [drop_seq], "merge", now, f"dedupe:{keep.slot}/{keep.key}", forget)
     fields = [name for name in rows.HISTORY_FIELDS if name not in ("slot", "key")]
     conn.execute(
         f"""INSERT INTO memory_fact_history (slot, key, {", ".join(fields)})
@@ -152,8 +150,6 @@ def merge(conn, keep: Fact, drop: Fact, *, now: int, forget: Forget) -> Fact:
             WHERE slot = ? AND key = ? ORDER BY hid""",
         (keep.slot, keep.key, drop.slot, drop.key),
     )
-    forget([drop_seq])
-    conn.execute("DELETE FROM memory_facts WHERE seq = ?", (drop_seq,))
     merged = dataclasses.replace(
         keep,
         access_count=keep.access_count + drop.access_count,

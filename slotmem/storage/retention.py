@@ -20,6 +20,7 @@ import json
 from collections.abc import Callable
 
 from ..records import Fact, PruneReport, SlotPolicy
+from . import rows
 
 DAY_MS = 86_400_000
 LOW_QUALITY = -2
@@ -37,11 +38,10 @@ def prune_slot(
     *,
     now: int,
     dry_run: bool,
-    archive: Callable[[int, str, int, str], None],
     forget: Callable[[list[int]], None],
 ) -> PruneReport:
-    """Runs inside the caller's write transaction. ``archive(seq, reason, now, by)`` copies a
-    fact into history; ``forget(seqs)`` drops what other indexes (vectors) hold of them."""
+    """Runs inside the caller's write transaction. ``forget(seqs)`` drops what other indexes
+    (vectors) hold of the facts removed."""
     expired = conn.execute(
         "SELECT * FROM memory_facts WHERE slot = ? AND expires_at <= ? ORDER BY expires_at, seq",
         (slot, now),
@@ -52,27 +52,22 @@ def prune_slot(
     ).fetchone()[0]
     report = PruneReport(slot=slot, count=count, cap=cap, dry_run=dry_run)
     report.expired = [Fact.from_row(row) for row in expired]
-    rows = []
+    prunable = []
     excess = count - cap
     if excess > 0:
         cutoff = now - int(min_age_days * DAY_MS)
-        rows = conn.execute(
+        prunable = conn.execute(
             """SELECT * FROM memory_facts
                WHERE slot = ? AND pinned_at IS NULL AND (expires_at IS NULL OR expires_at > ?)
                  AND (quality <= ? OR (max(last_accessed, updated_at) < ? AND access_count < ?))
                ORDER BY min(quality, 0), access_count, last_accessed, seq LIMIT ?""",
             (slot, now, LOW_QUALITY, cutoff, min_access_count, excess),
         ).fetchall()
-        report.removed = [Fact.from_row(row) for row in rows]
-        report.protected = excess - len(rows)
+        report.removed = [Fact.from_row(row) for row in prunable]
+        report.protected = excess - len(prunable)
     if not dry_run:
-        gone = [(row["seq"], "expired") for row in expired] + [
-            (row["seq"], "prune") for row in rows
-        ]
-        for seq, reason in gone:
-            archive(seq, reason, now, "prune")
-        forget([seq for seq, _ in gone])
-        conn.executemany("DELETE FROM memory_facts WHERE seq = ?", [(seq,) for seq, _ in gone])
+        rows.remove(conn, [row["seq"] for row in expired], "expired", now, "prune", forget)
+        rows.remove(conn, [row["seq"] for row in prunable], "prune", now, "prune", forget)
     return report
 
 

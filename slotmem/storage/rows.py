@@ -4,6 +4,7 @@ that restore, import and merge facts, so that every path archives a row the same
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from ..records import FACT_COLUMNS, Fact, HistoryEntry
 
@@ -46,6 +47,21 @@ def live(now: str = ":now") -> str:
 def archive(conn, seq: int, reason: str, now: int, by: str | None) -> None:
     """Copy the fact ``seq`` into history as it is now, with why, when and by whom."""
     conn.execute(ARCHIVE_SQL, (reason, now, by, seq))
+
+
+def remove(
+    conn,
+    seqs: list[int],
+    reason: str,
+    now: int,
+    by: str | None,
+    forget: Callable[[list[int]], None],
+) -> None:
+    """Inside the caller's transaction: the facts ``seqs`` into history (as ``archive``), out
+    of the vector index (``forget(seqs)``) and out of the table."""
+    conn.executemany(ARCHIVE_SQL, [(reason, now, by, seq) for seq in seqs])
+    forget(seqs)
+    conn.executemany("DELETE FROM memory_facts WHERE seq = ?", [(seq,) for seq in seqs])
 
 
 def insert(conn, fact: Fact) -> None:

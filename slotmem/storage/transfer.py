@@ -387,10 +387,7 @@ def _remove_others(conn, parsed: Parsed, now: int, dry_run: bool, forget) -> lis
         if (row["slot"], row["key"]) not in keep
     ]
     if not dry_run:
-        for row in gone:
-            rows.archive(conn, row["seq"], "import", now, "import")
-        forget([row["seq"] for row in gone])
-        conn.executemany("DELETE FROM memory_facts WHERE seq = ?", [(r["seq"],) for r in gone])
+        rows.remove(conn, [row["seq"] for row in gone], "import", now, "import", forget)
     note = "not in the file (replace)"
     return [Change("removed", r["slot"], r["key"], None, r["value"], note) for r in gone]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import InvalidInput, StorageError
 from ..search import DocFreqs, Ranking
-from ..storage import access, db, litestream, migrate, rows
+from ..storage import access, db, litestream, migrate
 from ..vectors.semantic import Semantic
 
 
@@ -108,9 +108,6 @@ class Core:
             "SELECT * FROM memory_facts WHERE slot = ? AND key = ?", (slot, key)
         ).fetchone()
         return None if row is None or (now is not None and _expired(row, now)) else row
-
-    def _archive(self, seq: int, reason: str, now: int, by: str | None) -> None:
-        rows.archive(self.conn, seq, reason, now, by)
 
     # -- deprecated ---------------------------------------------------------------------------
     def flush(self, transcript, model=None, **options):

@@ -59,7 +59,6 @@ class Upkeep(Policies, Reads):
                 count,
                 now=self.clock(),
                 dry_run=dry_run,
-                archive=self._archive,
                 forget=self.semantic.forget,
             )
 

@@ -142,7 +142,7 @@ class Writes(Core):
             return UpsertResult("unchanged", old, old)
         if guard and old.protected:
             raise _protected(slot, key, "overwrite")
-        self._archive(row["seq"], "update", now, source)
+        rows.archive(self.conn, row["seq"], "update", now, source)
         fact = dataclasses.replace(
             old,
             value=value,
@@ -157,9 +157,7 @@ class Writes(Core):
 
     def _remove(self, seq: int, reason: str, now: int, by: str | None) -> None:
         """Inside a transaction: the row into history, out of every index, out of the table."""
-        self._archive(seq, reason, now, by)
-        self.semantic.forget([seq])
-        self.conn.execute("DELETE FROM memory_facts WHERE seq = ?", (seq,))
+        rows.remove(self.conn, [seq], reason, now, by, self.semantic.forget)
 
     @_translated
     def delete(
