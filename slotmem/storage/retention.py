@@ -47,8 +47,7 @@ def prune_slot(
         (slot, now),
     ).fetchall()
     count = conn.execute(
-        "SELECT count(*) FROM memory_facts WHERE slot = ? AND (expires_at IS NULL OR expires_at > ?)",
-        (slot, now),
+        f"SELECT count(*) FROM memory_facts WHERE slot = ? AND {rows.live('?')}", (slot, now)
     ).fetchone()[0]
     report = PruneReport(slot=slot, count=count, cap=cap, dry_run=dry_run)
     report.expired = [Fact.from_row(row) for row in expired]
@@ -57,8 +56,8 @@ def prune_slot(
     if excess > 0:
         cutoff = now - int(min_age_days * DAY_MS)
         prunable = conn.execute(
-            """SELECT * FROM memory_facts
-               WHERE slot = ? AND pinned_at IS NULL AND (expires_at IS NULL OR expires_at > ?)
+            f"""SELECT * FROM memory_facts
+               WHERE slot = ? AND pinned_at IS NULL AND {rows.live("?")}
                  AND (quality <= ? OR (max(last_accessed, updated_at) < ? AND access_count < ?))
                ORDER BY min(quality, 0), access_count, last_accessed, seq LIMIT ?""",
             (slot, now, LOW_QUALITY, cutoff, min_access_count, excess),
