@@ -3,24 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from dataclasses import asdict, dataclass, field
-
-FACT_COLUMNS = (
-    "id",
-    "slot",
-    "key",
-    "value",
-    "confidence",
-    "quality",
-    "source",
-    "created_at",
-    "updated_at",
-    "last_accessed",
-    "access_count",
-    "pinned_at",
-    "protected_at",
-    "expires_at",
-)
+from dataclasses import asdict, dataclass, field, fields
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 TIME_FIELDS = (
@@ -79,6 +62,9 @@ class Fact:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+FACT_COLUMNS = tuple(f.name for f in fields(Fact))  # the memory_facts columns a Fact holds
 
 
 @dataclass(frozen=True)
