@@ -45,7 +45,8 @@ def checks(conn) -> list[dict]:
     ]
     ok, detail = fts_in_sync(conn)
     rows.append(check_row("full-text index in sync", ok, detail, "slotmem doctor --repair"))
-    pending = [m for m in migration_names() if m not in applied_migrations(conn)]
+    applied = set(applied_migrations(conn))
+    pending = [m for m in migration_names() if m not in applied]
     rows.append(
         check_row("schema up to date", not pending, ", ".join(pending) or "ok", "slotmem migrate")
     )
