@@ -84,6 +84,13 @@ def relevance(number, what: str = "min_relevance") -> float | None:
     return float(number)
 
 
+def rating(number, what: str = "rating") -> int:
+    """An integer from -3 to 3: a person's rating of a fact, or the quality rounded from them."""
+    if isinstance(number, bool) or not isinstance(number, int) or not -3 <= number <= 3:
+        raise InvalidInput(f"{what} must be an integer from -3 to 3, not {number!r}")
+    return number
+
+
 def positive_int(number, what: str) -> int:
     """An integer of at least 1 (a search's limit)."""
     return _integer(number, what, 1, "a positive integer")

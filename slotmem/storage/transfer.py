@@ -223,7 +223,7 @@ def _fact(record: dict, now: int) -> Fact:
         key,
         value,
         confidence,
-        _quality(record.get("quality", 0)),
+        validation.rating(record.get("quality", 0), "quality"),
         source,
         created,
         _time_ms(record, "updated_at", created),
@@ -253,7 +253,7 @@ def _feedback(record: dict) -> tuple:
     comment = record.get("comment")
     return (
         _id(record["fact_id"]),
-        _quality(record["rating"], "rating"),
+        validation.rating(record["rating"]),
         None if comment is None else validation.value(comment),
         _time_ms(record, "at", 0),
     )
@@ -282,12 +282,6 @@ def _id(value) -> str:
     if value is None:
         return secrets.token_hex(8)
     return validation.text(value, "id", 64, single_line=True)
-
-
-def _quality(value, what: str = "quality") -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not -3 <= value <= 3:
-        raise InvalidInput(f"{what} must be an integer from -3 to 3, not {value!r}")
-    return value
 
 
 def _time_ms(record: dict, name: str, default: int) -> int:

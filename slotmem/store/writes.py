@@ -180,9 +180,7 @@ class Writes(Core):
     @_translated
     def rate(self, slot: str, key: str, rating: int, comment: str | None = None) -> Fact:
         """Record human feedback (-3..3); the fact's quality becomes the rounded mean rating."""
-        slot, key = validation.slot(slot), validation.key(key)
-        if isinstance(rating, bool) or not isinstance(rating, int) or not -3 <= rating <= 3:
-            raise InvalidInput(f"rating must be an integer from -3 to 3, not {rating!r}")
+        slot, key, rating = validation.slot(slot), validation.key(key), validation.rating(rating)
         comment = None if comment is None else validation.value(comment)
         with self.transaction():
             now = self.clock()
