@@ -108,9 +108,7 @@ def undo_flush(
     for row in found:
         fact = Fact.from_row(row)
         seen.add((fact.slot, fact.key))
-        entries = [
-            e for e in rows.history(conn, slot=fact.slot, key=fact.key) if e.fact_id == fact.id
-        ]
+        entries = rows.history(conn, slot=fact.slot, key=fact.key, fact_id=fact.id)
         before = next((e for e in entries if not matches(e.source)), None)
         if before is None:
             report.changes.append(Change("deleted", fact.slot, fact.key, None, fact.value))
