@@ -305,8 +305,9 @@ def apply(
     dry_run: bool,
     forget: Callable[[list[int]], None],
 ) -> tuple[ChangeReport, list[Fact]]:
-    """Import ``parsed`` inside the caller's transaction (``dry_run``: read only). Returns the
-    report and the facts whose value was written (to embed).
+    """Import ``parsed`` inside the caller's transaction (``dry_run``: read only), ``mode``
+    being one of MODES (the Store checks it before reading the file). Returns the report and
+    the facts whose value was written (to embed).
 
     - ``merge``: a new key is added; for a key in both, the later ``updated_at`` wins and the
       other value goes to history (reason ``import``), so either can be restored.
@@ -316,8 +317,6 @@ def apply(
 
     History and feedback rows are added unless the same row is there; policies are added for
     slots without one (``replace``: set)."""
-    if mode not in MODES:
-        raise InvalidInput(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     report, written = ChangeReport(dry_run=dry_run), []
     ids: dict[str, str] = {}  # an imported fact id -> the id it has in this file
     for _, fact in parsed.facts:
