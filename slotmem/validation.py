@@ -7,6 +7,7 @@ import math
 import re
 
 from .errors import InvalidInput
+from .records import SlotPolicy
 
 SLOT_RE = re.compile(r"[a-z][a-z0-9_.-]{0,63}")
 MAX_KEY_CHARS = 200
@@ -112,6 +113,26 @@ def non_negative(number, what: str) -> float:
     if isinstance(number, bool) or not isinstance(number, (int, float)) or not number >= 0:
         raise InvalidInput(f"{what} must be a number >= 0, not {number!r}")
     return float(number)
+
+
+def policy(
+    slot_name: str,
+    cap,
+    min_age_days=30,
+    min_access_count=3,
+    description=None,
+    min_relevance=None,
+) -> SlotPolicy:
+    """A retention policy and relevance floor, each part checked but ``slot_name`` (checked by
+    the caller with ``slot``, or ``"*"``: the default policy's)."""
+    return SlotPolicy(
+        slot_name,
+        count(cap, "cap"),
+        non_negative(min_age_days, "min_age_days"),
+        count(min_access_count, "min_access_count"),
+        None if description is None else value(description),
+        relevance(min_relevance),
+    )
 
 
 def slots(names) -> list[str] | None:

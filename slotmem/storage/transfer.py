@@ -261,21 +261,13 @@ def _feedback(record: dict) -> tuple:
 
 def _policy(record: dict) -> SlotPolicy:
     _fields(record, POLICY_FIELDS, ("slot", "cap"))
-    description = record.get("description")
-    return SlotPolicy(
-        validation.slot(record["slot"]),
-        validation.count(record["cap"], "cap"),
-        validation.non_negative(record.get("min_age_days", 30), "min_age_days"),
-        validation.count(record.get("min_access_count", 3), "min_access_count"),
-        None if description is None else validation.value(description),
-        validation.relevance(record.get("min_relevance")),
-    )
+    parts = {name: part for name, part in record.items() if name != "slot"}
+    return validation.policy(validation.slot(record["slot"]), **parts)
 
 
 def _default(record: dict) -> SlotPolicy:
     _fields(record, DEFAULT_FIELDS, ("cap",))
-    policy = _policy({"slot": "default", **record})
-    return dataclasses.replace(policy, slot="*", description=retention.DEFAULT_DESCRIPTION)
+    return validation.policy("*", description=retention.DEFAULT_DESCRIPTION, **record)
 
 
 def _id(value) -> str:

@@ -42,13 +42,13 @@ class Policies(Core):
         for what reaches a prompt (``min_relevance``: a probability; ``"default"`` goes back to
         slotmem's default; None keeps what the slot had, as for ``description``)."""
         reset = min_relevance == "default"
-        policy = SlotPolicy(
+        policy = validation.policy(
             validation.slot(slot),
-            validation.count(cap, "cap"),
-            validation.non_negative(min_age_days, "min_age_days"),
-            validation.count(min_access_count, "min_access_count"),
-            None if description is None else validation.value(description),
-            None if reset else validation.relevance(min_relevance),
+            cap,
+            min_age_days,
+            min_access_count,
+            description,
+            None if reset else min_relevance,
         )
         floor = "NULL" if reset else "coalesce(excluded.min_relevance, min_relevance)"
         with self.transaction():
@@ -84,12 +84,7 @@ class Policies(Core):
         self, *, cap: int, min_age_days: float = 30, min_access_count: int = 3
     ) -> SlotPolicy:
         """Set the policy ``prune`` applies to slots that have none of their own."""
-        policy = SlotPolicy(
-            "*",
-            validation.count(cap, "cap"),
-            validation.non_negative(min_age_days, "min_age_days"),
-            validation.count(min_access_count, "min_access_count"),
-        )
+        policy = validation.policy("*", cap, min_age_days, min_access_count)
         with self.transaction():
             retention.set_default(self.conn, policy)
         return self.default_policy()
