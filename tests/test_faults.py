@@ -50,11 +50,14 @@ def test_prune_and_dedupe_on_a_full_disk(store, clock, monkeypatch, command):
     assert store.stats()["facts"] < before
 
 
-def test_import_on_a_full_disk(store, monkeypatch):
+def test_import_and_undo_flush_on_a_full_disk(store, monkeypatch):
+    store.upsert("user", "b", "B", source="flush:chat.json|model:m|prompt:p")
     monkeypatch.setattr(os, "pwrite", no_space)
-    with pytest.raises(DiskFull, match="disk is full"):
+    with pytest.raises(DiskFull, match="-lock: the disk is full"):
         store.import_records(['{"slot": "user", "key": "a", "value": "A"}'])
-    assert store.list_facts() == []
+    with pytest.raises(DiskFull, match="-lock: the disk is full"):
+        store.undo_flush("chat.json")
+    assert [fact.key for fact in store.list_facts()] == ["b"]
 
 
 # -- export -------------------------------------------------------------------------------------

@@ -232,3 +232,12 @@ def test_hostile_numbers_and_nesting_are_one_line_errors(store, tmp_path, line, 
     assert result.exit_code == 1 and not isinstance(result.exception, RecursionError)
     assert len(result.output.strip().splitlines()) == 1 and "line 1" in result.output
     assert not (tmp_path / "m.db").exists()
+
+
+def test_an_export_imports_as_its_own_into_a_backup_of_the_memory(store, tmp_path):
+    lines = owner_memory(store)
+    store.backup(tmp_path / "copy.db")
+    with Store(tmp_path / "copy.db") as copy:
+        for _, key, _ in OWNER_VALUES[:2]:
+            copy.delete("user", key)
+        assert copy.import_records(lines).counts() == {"added": 2, "unchanged": 2}
