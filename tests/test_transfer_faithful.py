@@ -241,3 +241,18 @@ def test_an_export_imports_as_its_own_into_a_backup_of_the_memory(store, tmp_pat
         for _, key, _ in OWNER_VALUES[:2]:
             copy.delete("user", key)
         assert copy.import_records(lines).counts() == {"added": 2, "unchanged": 2}
+
+
+@pytest.mark.parametrize("days", [1e308, float("inf"), 36_501])
+def test_an_age_no_time_can_hold_is_refused_everywhere(store, days):
+    with pytest.raises(InvalidInput, match="min_age_days must be a number of days from 0 to 36500"):
+        store.set_policy("user", cap=1, min_age_days=days)
+    with pytest.raises(InvalidInput, match="min_age_days"):
+        store.prune_slot("user", min_age_days=days)
+    line = json.dumps({"type": "policy", "slot": "user", "cap": 1, "min_age_days": days})
+    with pytest.raises(InvalidInput, match="line 1: min_age_days"):
+        store.import_records([line])
+    store.set_policy("user", cap=0, min_age_days=36_500)
+    store.upsert("user", "a", "A")
+    [report] = [report for report in store.prune() if report.slot == "user"]
+    assert (report.removed, report.protected) == ([], 1)  # younger than 100 years: kept
