@@ -256,3 +256,20 @@ def test_an_age_no_time_can_hold_is_refused_everywhere(store, days):
     store.upsert("user", "a", "A")
     [report] = [report for report in store.prune() if report.slot == "user"]
     assert (report.removed, report.protected) == ([], 1)  # younger than 100 years: kept
+
+
+def test_cli_partial_and_trusted(store, tmp_path):
+    lines = owner_memory(store)
+    path = tmp_path / "memory.jsonl"
+    path.write_text("\n".join(lines[:-1]) + "\n")  # the end marker lost
+    new = str(tmp_path / "new.db")
+    runner = CliRunner()
+    refused = runner.invoke(cli, ["import", str(path), "-d", new])
+    assert refused.exit_code == 1 and "cut short" in refused.output
+    scanned = runner.invoke(cli, ["import", str(path), "--partial", "-d", new])
+    assert scanned.exit_code == 1 and "--trusted" in scanned.output
+    assert not (tmp_path / "new.db").exists()
+    done = runner.invoke(cli, ["import", str(path), "--partial", "--trusted", "-d", new])
+    assert done.exit_code == 0, done.output
+    with Store(new) as copy:
+        assert copy.get("user", "wifi").value == "The wifi password: blue-tiger-42"
