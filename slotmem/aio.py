@@ -85,6 +85,7 @@ class AsyncStore:
     restore = _forward(Store.restore)
     undo_flush = _forward(Store.undo_flush)
     export = _forward(Store.export)
+    export_to = _forward(Store.export_to)
     import_records = _forward(Store.import_records)
     duplicates = _forward(Store.duplicates)
     dedupe = _forward(Store.dedupe)

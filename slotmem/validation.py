@@ -108,10 +108,17 @@ def _integer(number, what: str, least: int, kind: str) -> int:
     return number
 
 
+MAX_DAYS = 36_500  # 100 years: an age in days beyond it means never, and overflows a time
+
+
 def non_negative(number, what: str) -> float:
-    """A number of at least 0 (an age in days)."""
-    if isinstance(number, bool) or not isinstance(number, (int, float)) or not number >= 0:
-        raise InvalidInput(f"{what} must be a number >= 0, not {number!r}")
+    """A number of days from 0 to MAX_DAYS (an age in days)."""
+    if (
+        isinstance(number, bool)
+        or not isinstance(number, (int, float))
+        or not 0 <= number <= MAX_DAYS
+    ):
+        raise InvalidInput(f"{what} must be a number of days from 0 to {MAX_DAYS}, not {number!r}")
     return float(number)
 
 

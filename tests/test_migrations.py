@@ -1,6 +1,7 @@
 """A file made before 0003_search_indexes upgrades: its facts are searchable the new way."""
 
 import importlib.util
+import json
 
 from sqlite_utils import Database
 
@@ -82,7 +83,7 @@ def test_file_made_before_0008_protects_what_a_person_wrote(db_path):
     conn.execute("UPDATE memory_facts SET source = 'cli', updated_at = 7 WHERE key = 'timezone'")
     conn.close()
     with Store(db_path) as store:
-        assert store.migrated == ["0008_protection_and_browsing"]
+        assert store.migrated[0] == "0008_protection_and_browsing"
         assert store.get("user", "timezone").protected_at == 7
         assert not store.get("project", "stack").protected
         sql = store.conn.execute(
@@ -134,9 +135,24 @@ def test_file_with_0008_but_not_0007_gets_0007(db_path):
     )
     conn.close()
     with Store(db_path) as store:
-        assert store.migrated == ["0007_time_and_life"]
+        assert store.migrated[0] == "0007_time_and_life"
         store.protect("user", "timezone")
         store.upsert("user", "timezone", "Europe/Oslo", ttl="1h")
         [entry] = store.history("user", "timezone")
         assert entry.protected_at is not None and entry.value == "Europe/Stockholm"
         assert store.get("user", "timezone").expires_at is not None
+
+
+def test_file_made_before_0014_gets_its_own_export_key(db_path, tmp_path):
+    """0014: each file gets its own secret that signs its exports; an older file's export made
+    after the upgrade is its own, another file's is not."""
+    from slotmem.storage import transfer
+
+    make_old_file(db_path, before="0014_export_key")
+    with Store(db_path) as store, Store(tmp_path / "other.db", create=True) as other:
+        assert "0014_export_key" in store.migrated
+        key = transfer.export_key(store.conn)
+        assert key is not None and len(key) == 32 and key != transfer.export_key(other.conn)
+        lines = [json.dumps(record) for record in store.export()]
+        assert transfer.read(lines, "f", 0, key=key).own
+        assert not transfer.read(lines, "f", 0, key=transfer.export_key(other.conn)).own

@@ -67,7 +67,8 @@ def undo_flush(source, dry_run, fmt, database):
 @database_option
 def export(slot, markdown, output, database):
     """Write the memory as JSON Lines: every fact with every column, its history, feedback
-    and the policies (vectors are not exported: import embeds again).
+    and the policies, then an end marker (count and checksum) that import checks (vectors are
+    not exported: import embeds again). A file given with -o appears only once complete.
 
     \b
     slotmem export > memory.jsonl
@@ -76,12 +77,15 @@ def export(slot, markdown, output, database):
     from ..storage import transfer
 
     records = open_store(database).export(slot)
-    with click.open_file(str(output), "w", encoding="utf-8") as out:
-        if markdown:
-            out.write(transfer.markdown(records, f"Memory: {Path(database).name}"))
-        else:
-            for record in records:
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    text = transfer.markdown(records, f"Memory: {Path(database).name}") if markdown else None
+    if str(output) != "-":
+        transfer.write(records, output, text)
+        return
+    if text is not None:
+        click.echo(text, nl=False)
+    else:
+        for record in records:
+            click.echo(json.dumps(record, ensure_ascii=False))
 
 
 @cli.command(name="import")
@@ -95,16 +99,30 @@ def export(slot, markdown, output, database):
     "slots it lacks go; skip-existing: only new keys",
 )
 @click.option("--dry-run", is_flag=True, help="Check the file and show what would change")
+@click.option(
+    "--partial",
+    is_flag=True,
+    help="Accept an export without its end marker, or not matching it (cut short, edited, or "
+    "from a slotmem before format 2)",
+)
+@click.option(
+    "--trusted",
+    is_flag=True,
+    help="The file is your own data (e.g. an export of another of your memory files): take it "
+    "as you would write it, without the write scan",
+)
 @format_options
 @database_option
-def import_(file, mode, dry_run, fmt, database):
+def import_(file, mode, dry_run, partial, trusted, fmt, database):
     """Import FILE (JSON Lines, as export writes; - for standard input). Every line is checked
-    as any write is, and scanned for instructions and secrets: a bad line is an error naming
-    it, and nothing is written. Values replaced stay in history.
+    as any write is: a bad line is an error naming it, and nothing is written. An export must
+    end with its end marker. An unchanged export of this memory is taken as you wrote it; any
+    other file is scanned for instructions and secrets in every text an agent can read. Values
+    replaced stay in history.
 
     \b
     slotmem import memory.jsonl --dry-run
-    slotmem export -d old.db | slotmem import - -d new.db --mode skip-existing
+    slotmem export -d old.db | slotmem import - -d new.db --trusted --mode skip-existing
     """
     from ..storage import transfer
 
@@ -118,9 +136,12 @@ def import_(file, mode, dry_run, fmt, database):
         ) from None
     except OSError as e:
         raise click.ClickException(f"cannot read {name}: {e.strerror or e}") from None
-    transfer.read(lines, name, 0)  # a bad line creates no file
+    if not Path(database).exists():  # a bad line creates no file
+        transfer.read(lines, name, 0, partial=partial, trusted=trusted)
     with store_for(database, dry_run) as store:
-        report = store.import_records(lines, mode=mode, dry_run=dry_run, name=name)
+        report = store.import_records(
+            lines, mode=mode, dry_run=dry_run, name=name, partial=partial, trusted=trusted
+        )
     extra = ", ".join(f"{n} {name}" for name, n in report.records.items() if n)
     _print_changes(report, fmt, "the file holds no facts", extra)
 

@@ -10,11 +10,12 @@ without its own database: SQLite would replay it into whatever file it finds bes
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from pathlib import Path
 
 from ..errors import InvalidInput, StorageError
-from .db import DatabaseError, checked_path, connect, translate
+from .db import DatabaseError, checked_path, connect, translate, translate_os
 
 
 def backup(conn, source: Path, dest: str | os.PathLike) -> dict:
@@ -28,6 +29,7 @@ def backup(conn, source: Path, dest: str | os.PathLike) -> dict:
     try:
         copy = connect(partial, "rwc")
         try:
+            copy.execute("PRAGMA journal_mode = OFF")  # a failed copy is deleted, not rolled back
             conn.backup(copy)  # every page in one step: one snapshot
             check = copy.execute("PRAGMA quick_check").fetchone()[0]
             facts = copy.execute("SELECT count(*) FROM memory_facts").fetchone()[0]
@@ -38,10 +40,19 @@ def backup(conn, source: Path, dest: str | os.PathLike) -> dict:
         _claim(partial, target)
     except DatabaseError as e:
         raise translate(e, target) from e
+    except OSError as e:
+        raise translate_os(e, target) from e
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            partial.unlink()
+        for leftover in (
+            partial,
+            *(Path(f"{partial}{end}") for end in ("-journal", "-wal", "-shm")),
+        ):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
     return {"path": str(target), "facts": facts, "bytes": target.stat().st_size}
+
+
+NO_HARD_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK)
 
 
 def _claim(partial: Path, target: Path) -> None:
@@ -50,5 +61,7 @@ def _claim(partial: Path, target: Path) -> None:
         os.link(partial, target)  # fails if the name exists: never overwrites
     except FileExistsError:
         raise InvalidInput(f"{target} exists: a backup is written to a new file") from None
-    except OSError:  # a file system without hard links
+    except OSError as e:
+        if e.errno not in NO_HARD_LINKS:
+            raise  # a full disk: the caller says so
         os.replace(partial, target)

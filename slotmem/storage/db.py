@@ -9,6 +9,7 @@ module globals are touched.
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import os
 import threading
@@ -188,9 +189,10 @@ MESSAGES = (  # message -> result code, for drivers that give no code
 
 def error_name(error: Exception) -> str:
     """SQLite's primary result code name (``SQLITE_FULL``...) of a driver error, from the
-    message where the driver does not say (Python < 3.11)."""
+    message where the driver does not say (Python < 3.11) or says only SQLITE_ERROR (an FTS5
+    shadow table that could not be made on a full disk)."""
     name = getattr(error, "sqlite_errorname", None)
-    if name:
+    if name and name != "SQLITE_ERROR":
         return "_".join(str(name).split("_")[:2])
     message = str(error)
     for needle, code in MESSAGES:
@@ -199,16 +201,35 @@ def error_name(error: Exception) -> str:
     return "SQLITE_ERROR"
 
 
+FULL_BYTES = 1 << 20  # less free space than this, for this user: the disk is full
+
+
+def free_bytes(directory: str | os.PathLike) -> int | None:
+    """Free space this user may use on the disk holding ``directory`` (None: unknown)."""
+    try:
+        stats = os.statvfs(directory)
+    except (OSError, AttributeError):  # no such directory; Windows has no statvfs
+        return None
+    return stats.f_bavail * stats.f_frsize
+
+
+def _disk_full(where) -> bool:
+    free = free_bytes(where) if isinstance(where, Path) else None
+    return free is not None and free < FULL_BYTES
+
+
 def translate(error: Exception, path: str | os.PathLike = "the database") -> Exception:
     """Turn a driver error into the SlotmemError that names the file and says what to do."""
     message, code = str(error), error_name(error)
     where = Path(path).parent if isinstance(path, Path) else "its directory"
     if code in ("SQLITE_BUSY", "SQLITE_LOCKED"):
         return StoreBusy(f"{path} stayed locked by another process ({message}); try again")
-    if code == "SQLITE_FULL":
+    if code == "SQLITE_FULL" or (
+        code in ("SQLITE_IOERR", "SQLITE_CANTOPEN") and _disk_full(where)
+    ):  # a full disk: SQLite could not write the file, or make its -wal and -shm files
         return DiskFull(
-            f"{path}: the disk is full ({message}); nothing was written. Free space on the "
-            f"disk that holds {where}, then try again"
+            f"{path}: the disk is full ({message}); nothing was written, and the file is not "
+            f"damaged. Free space on the disk that holds {where}, then try again"
         )
     if code == "SQLITE_READONLY":
         return ReadOnlyDatabase(
@@ -222,8 +243,9 @@ def translate(error: Exception, path: str | os.PathLike = "the database") -> Exc
         )
     if code == "SQLITE_IOERR":
         return StorageError(
-            f"{path}: the disk reported an I/O error ({message}); check the disk and the "
-            "file's permissions, and restore the file from a backup if it was damaged"
+            f"{path}: the disk reported an I/O error ({message}); check the disk (its free "
+            "space, its health) and the permissions of the file and its -wal and -shm files, "
+            "then try again"
         )
     if code == "SQLITE_NOTADB":
         return CorruptDatabase(
@@ -236,6 +258,27 @@ def translate(error: Exception, path: str | os.PathLike = "the database") -> Exc
             "from a backup"
         )
     return StorageError(f"{path}: {message}; if it persists, check the file with 'slotmem doctor'")
+
+
+def translate_os(error: OSError, path: str | os.PathLike) -> StorageError:
+    """An OSError reading or writing ``path`` (the database's lock file, an export) as the
+    StorageError that names the file and says what to do."""
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return DiskFull(
+            f"cannot write {path}: the disk is full ({error.strerror}); nothing was written. "
+            "Free space on that disk, then try again"
+        )
+    return StorageError(f"cannot write {path} ({error.strerror or error}); nothing was written")
+
+
+@contextlib.contextmanager
+def os_errors(path: str | os.PathLike):
+    """Inside: an OSError (the disk, the lock file beside the database) becomes translate_os's
+    StorageError, naming the file it was about (else ``path``)."""
+    try:
+        yield
+    except OSError as e:
+        raise translate_os(e, e.filename or path) from e
 
 
 @contextlib.contextmanager

@@ -116,13 +116,16 @@ def migrate(conn, path="the database", *, readonly: bool = False) -> list[str]:
     db = _wrap(conn)
     migrations = migration_set()
     done: list[str] = []
-    while pending:
-        with transaction(conn, path):  # re-checked under the write lock: another may have won
-            todo = migrations.pending(db)
-            if todo:
-                migrations.apply(db, stop_before=[m.name for m in todo[1:]] or None)
-                done.append(todo[0].name)
-        pending = [m.name for m in migrations.pending(db)]
+    try:
+        while pending:
+            with transaction(conn, path):  # re-checked under the write lock: another may have won
+                todo = migrations.pending(db)
+                if todo:
+                    migrations.apply(db, stop_before=[m.name for m in todo[1:]] or None)
+                    done.append(todo[0].name)
+            pending = [m.name for m in migrations.pending(db)]
+    except DatabaseError as e:  # a full disk: each migration is rolled back whole
+        raise translate(e, path) from e
     return done
 
 

@@ -1,32 +1,53 @@
 """Export and import: a memory as JSON Lines (every column of every fact, its history, the
 feedback behind its quality, the slots' policies), and as Markdown a person can read.
 
-The first line of an export is a header, ``{"slotmem": "export", "format": 1, "slot": ...,
-"exported_at": ...}``; every other line is one record with its ``type``: ``fact``, ``history``,
-``feedback``, ``policy`` or ``default_policy``. Vectors are not exported: a file with semantic
-search on embeds what it imports. A file written by hand may hold fact lines alone, without
-``type``: ``{"slot": ..., "key": ..., "value": ...}`` and any other column of a fact.
+The first line of an export is a header, ``{"slotmem": "export", "format": 2, "slot": ...,
+"exported_at": ...}``; then one record per line with its ``type``: ``fact``, ``history``,
+``feedback``, ``policy`` or ``default_policy``; the last line is the end marker,
+``{"slotmem": "end", "records": N, "sha256": ..., "mac": ...}``: how many records, the SHA-256
+of the header and records (each as canonical JSON: sorted keys, no spaces, one per line), and an
+HMAC-SHA256 of that checksum under the file's export key (migration 0014). Vectors are not
+exported: a file with semantic search on embeds what it imports. A file written by hand may hold
+fact lines alone, without ``type`` and without header or end marker.
 
 Import reads the whole file first: a line that is not JSON, not a record slotmem knows, or not
-valid (the checks of any write, and the write scan of the flusher and the agent tools: an
-instruction aimed at an AI or a secret) is an error naming the line, and nothing is written.
+valid (the checks of any write) is an error naming the line, and nothing is written. An export
+whose end marker is missing (cut short, or written by a slotmem before format 2) or does not
+match what precedes it (edited, damaged) is refused unless ``partial``. An export of this very
+memory, unchanged (its marker's HMAC verifies under this file's key), is the owner's own data and
+is taken as the owner wrote it, as ``upsert`` takes it; any other file (another memory's export,
+a seed written by hand, an edited export) passes the write scan of the flusher and the agent
+tools (an instruction aimed at an AI, a secret) in every text an agent can read: keys, values,
+sources, history reasons and authors, policy descriptions, feedback comments. ``trusted`` says
+the person vouches for the file: it is then taken as their own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
+import hashlib
+import hmac
 import json
+import os
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import validation
 from ..errors import InvalidInput
 from ..records import FACT_COLUMNS, Change, ChangeReport, Fact, HistoryEntry, SlotPolicy
 from . import retention, rows
+from .db import translate_os
 
-FORMAT = 1
+FORMAT = 2  # 2: the end marker
+FORMATS = (1, 2)  # what import reads (1: no end marker, only with partial)
+END = "end"
+KEY_SETTING = "export_key"  # in memory_settings (migration 0014)
+MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z: the last moment a date can show
+MAX_INTEGER = 2**63 - 1  # SQLite's INTEGER
 MODES = ("merge", "replace", "skip-existing")
 FEEDBACK_FIELDS = ("fact_id", "rating", "comment", "at")
 POLICY_FIELDS = tuple(f.name for f in dataclasses.fields(SlotPolicy))
@@ -35,8 +56,40 @@ DEFAULT_FIELDS = ("cap", "min_age_days", "min_access_count")
 
 # -- export ------------------------------------------------------------------------------------
 def export(conn, slot: str | None, now: int) -> Iterator[dict]:
-    """The header, then every record of ``slot`` (None: of the whole file), oldest first."""
-    yield {"slotmem": "export", "format": FORMAT, "slot": slot, "exported_at": now}
+    """The header, every record of ``slot`` (None: of the whole file), oldest first, and the end
+    marker (the count, checksum and HMAC of what precedes it)."""
+    header = {"slotmem": "export", "format": FORMAT, "slot": slot, "exported_at": now}
+    digest, count = hashlib.sha256(canonical(header)), 0
+    yield header
+    for record in _records(conn, slot):
+        digest.update(canonical(record))
+        count += 1
+        yield record
+    yield end_marker(count, digest.hexdigest(), export_key(conn))
+
+
+def canonical(record: dict) -> bytes:
+    """A record as the checksum reads it: JSON with sorted keys, no spaces, then a newline."""
+    text = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return text.encode("utf-8", "surrogatepass") + b"\n"
+
+
+def end_marker(count: int, sha256: str, key: bytes | None) -> dict:
+    return {"slotmem": END, "records": count, "sha256": sha256, "mac": _mac(key, sha256)}
+
+
+def _mac(key: bytes | None, sha256: str) -> str | None:
+    return None if key is None else hmac.new(key, sha256.encode(), hashlib.sha256).hexdigest()
+
+
+def export_key(conn) -> bytes | None:
+    """This file's secret that signs its exports (None: a file without one)."""
+    row = conn.execute("SELECT value FROM memory_settings WHERE name = ?", (KEY_SETTING,))
+    found = row.fetchone()
+    return None if found is None else bytes.fromhex(found[0])
+
+
+def _records(conn, slot: str | None) -> Iterator[dict]:
     where, params = ("WHERE slot = ?", (slot,)) if slot else ("", ())
     for row in conn.execute(f"SELECT * FROM memory_facts {where} ORDER BY seq", params):
         yield {"type": "fact", **{name: row[name] for name in FACT_COLUMNS}}
@@ -72,7 +125,7 @@ def markdown(records: Iterable[dict], title: str = "Memory") -> str:
     header, facts, policies = {}, [], {}
     for record in records:
         kind = record.get("type")
-        if "slotmem" in record:
+        if record.get("slotmem") == "export":
             header = record
         elif kind == "fact":
             facts.append(record)
@@ -126,11 +179,37 @@ class Parsed:
     feedback: list[tuple[int, tuple]] = field(default_factory=list)
     policies: list[tuple[int, SlotPolicy]] = field(default_factory=list)
     default: SlotPolicy | None = None
+    own: bool = False  # this memory's own export, unchanged: taken as the owner wrote it
 
 
-def read(lines: Iterable[str], name: str, now: int) -> Parsed:
-    """Every record of the file, checked; the first bad line raises InvalidInput naming it."""
-    parsed = Parsed()
+@dataclass
+class _Reading:
+    """What ``read`` gathers besides the records: the header, the end marker, the checksum,
+    and every text an agent can read, with its line, for the write scan."""
+
+    format: int | None = None
+    end: tuple[int, dict] | None = None
+    records: int = 0
+    digest: Any = field(default_factory=hashlib.sha256)
+    texts: list[tuple[int, str, str]] = field(default_factory=list)
+
+
+def read(
+    lines: Iterable[str],
+    name: str,
+    now: int,
+    *,
+    key: bytes | None = None,
+    partial: bool = False,
+    trusted: bool = False,
+) -> Parsed:
+    """Every record of the file, checked; the first bad line raises InvalidInput naming it.
+
+    ``key``: this memory's export key (``export_key``): an export whose end marker it verifies
+    is the owner's own (``Parsed.own``). ``partial``: accept an export whose end marker is
+    missing or does not match. ``trusted``: the person vouches for the file; without it, a file
+    that is not the owner's own passes the write scan in every text an agent can read."""
+    parsed, reading = Parsed(), _Reading()
     where: dict[tuple[str, str], int] = {}
     ids: dict[str, int] = {}
     for number, line in enumerate(lines, 1):
@@ -138,9 +217,17 @@ def read(lines: Iterable[str], name: str, now: int) -> Parsed:
             continue
         try:
             record = _json(line)
-            if "slotmem" in record:
-                parsed.slot = _header(record, number)
+            if reading.end is not None:
+                raise InvalidInput(f"a record after the end marker (line {reading.end[0]})")
+            if record.get("slotmem") == END:
+                reading.end = (number, record)
                 continue
+            reading.digest.update(canonical(record))
+            if "slotmem" in record:
+                parsed.slot, reading.format = _header(record, number)
+                continue
+            reading.records += 1
+            _in_range(record)
             kind = record.pop("type", "fact")
             if kind == "fact":
                 fact = _fact(record, now)
@@ -150,12 +237,25 @@ def read(lines: Iterable[str], name: str, now: int) -> Parsed:
                 if ids.setdefault(fact.id, number) != number:
                     raise InvalidInput(f"fact id {fact.id!r} is also on line {ids[fact.id]}")
                 parsed.facts.append((number, fact))
+                _texts(reading, number, key=fact.key, value=fact.value, source=fact.source)
             elif kind == "history":
-                parsed.history.append((number, _history(record)))
+                entry = _history(record)
+                parsed.history.append((number, entry))
+                _texts(
+                    reading,
+                    number,
+                    key=entry.key,
+                    value=entry.value,
+                    source=entry.source,
+                    reason=entry.reason,
+                    changed_by=entry.changed_by,
+                )
             elif kind == "feedback":
                 parsed.feedback.append((number, _feedback(record)))
+                _texts(reading, number, comment=parsed.feedback[-1][1][2])
             elif kind == "policy":
                 parsed.policies.append((number, _policy(record)))
+                _texts(reading, number, description=parsed.policies[-1][1].description)
             elif kind == "default_policy":
                 parsed.default = _default(record)
             else:
@@ -165,7 +265,69 @@ def read(lines: Iterable[str], name: str, now: int) -> Parsed:
                 )
         except InvalidInput as e:
             raise InvalidInput(f"{name} line {number}: {e}; nothing was imported") from None
+    try:
+        parsed.own = _whole(reading, key, partial)
+    except InvalidInput as e:
+        raise InvalidInput(f"{name}: {e}; nothing was imported") from None
+    if not (parsed.own or trusted):
+        _scan(reading.texts, name)
     return parsed
+
+
+def _whole(reading: _Reading, key: bytes | None, partial: bool) -> bool:
+    """Is the file whole (its end marker matches), and this memory's own export? Raises
+    InvalidInput for an export that is not whole, unless ``partial``."""
+    fix = "--partial (partial=True) imports what it holds"
+    if reading.end is None:
+        if reading.format is None or partial:
+            return False  # a file written by hand: nothing to check it against
+        if reading.format < FORMAT:
+            raise InvalidInput(
+                f"an export of an older slotmem (format {reading.format}) has no end marker, "
+                f"so it cannot be checked for being whole: if it is, {fix}"
+            )
+        raise InvalidInput(
+            f"cut short: the export's end marker is missing after {reading.records} records "
+            f"(a copy or download stopped early?); if that is what you want, {fix}"
+        )
+    number, end = reading.end
+    if reading.format is None:
+        if partial:
+            return False
+        raise InvalidInput(f"line {number}: an end marker without a header on line 1")
+    sha256 = reading.digest.hexdigest()
+    if end.get("records") != reading.records or end.get("sha256") != sha256:
+        if partial:
+            return False
+        raise InvalidInput(
+            f"the file does not match its end marker (line {number}: {end.get('records')!r} "
+            f"records, read {reading.records}): it was edited or damaged after export; to "
+            f"import it as it is, {fix}"
+        )
+    mac = end.get("mac")
+    return (
+        key is not None
+        and isinstance(mac, str)
+        and hmac.compare_digest(mac, _mac(key, sha256) or "")
+    )
+
+
+def _texts(reading: _Reading, number: int, **texts: str | None) -> None:
+    reading.texts += [(number, name, text) for name, text in texts.items() if text]
+
+
+def _scan(texts: list[tuple[int, str, str]], name: str) -> None:
+    """The write scan over every text an agent can read, for a file not the owner's own."""
+    from ..safety import injection_reason, secret_reason  # only an import pays for its patterns
+
+    for number, what, text in texts:
+        reason = injection_reason(text) or secret_reason(text)
+        if reason:
+            raise InvalidInput(
+                f"{name} line {number}: refused by the write scan: {reason} (in its {what}). "
+                "The file is not an unchanged export of this memory: if it is your own data, "
+                "import it with --trusted (trusted=True); nothing was imported"
+            )
 
 
 def _json(line: str) -> dict:
@@ -173,20 +335,32 @@ def _json(line: str) -> dict:
         record = json.loads(line)
     except json.JSONDecodeError as e:
         raise InvalidInput(f"not valid JSON ({e.msg}, column {e.colno})") from None
+    except RecursionError:
+        raise InvalidInput("not a record: nested too deeply") from None
+    except ValueError as e:  # an integer of more digits than Python converts
+        raise InvalidInput(f"a number with too many digits ({str(e).split(':')[0]})") from None
     if not isinstance(record, dict):
         raise InvalidInput("expected a JSON object, one record per line")
     return record
 
 
-def _header(record: dict, number: int) -> str | None:
-    if record.get("slotmem") != "export" or record.get("format") != FORMAT:
+def _in_range(record: dict) -> None:
+    """Every integer of a record fits SQLite's INTEGER (what the checks below let pass)."""
+    for name, part in record.items():
+        if isinstance(part, int) and not -MAX_INTEGER <= part <= MAX_INTEGER:
+            raise InvalidInput(f"{name} is out of range ({len(str(abs(part)))} digits)")
+
+
+def _header(record: dict, number: int) -> tuple[str | None, int]:
+    if record.get("slotmem") != "export" or record.get("format") not in FORMATS:
         raise InvalidInput(
-            f"a header of format {record.get('format')!r}; this slotmem reads {FORMAT}"
+            f"a header of format {record.get('format')!r}; this slotmem reads "
+            f"{' and '.join(map(str, FORMATS))}"
         )
     if number != 1:
         raise InvalidInput("the header must be the first line")
     slot = record.get("slot")
-    return None if slot is None else validation.slot(slot)
+    return (None if slot is None else validation.slot(slot)), record["format"]
 
 
 def _fields(record: dict, allowed: Iterable[str], required: Iterable[str]) -> None:
@@ -198,14 +372,6 @@ def _fields(record: dict, allowed: Iterable[str], required: Iterable[str]) -> No
         raise InvalidInput(f"missing field(s) {', '.join(missing)}")
 
 
-def _scan(key: str, value: str) -> None:
-    from ..safety import injection_reason, secret_reason  # only an import pays for its patterns
-
-    reason = injection_reason(key, value) or secret_reason(key, value)
-    if reason:
-        raise InvalidInput(f"refused by the write scan: {reason}")
-
-
 def _fact(record: dict, now: int) -> Fact:
     _fields(record, FACT_COLUMNS, ("slot", "key", "value"))
     slot, key, value, confidence, source = validation.fact(
@@ -215,7 +381,6 @@ def _fact(record: dict, now: int) -> Fact:
         record.get("confidence", 1.0),
         record.get("source", "import"),
     )
-    _scan(key, value)
     created = _time_ms(record, "created_at", now)
     return Fact(
         _id(record.get("id")),
@@ -278,16 +443,46 @@ def _id(value) -> str:
 
 def _time_ms(record: dict, name: str, default: int) -> int:
     value = record.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInput(f"{name} must be milliseconds since the epoch, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_MS:
+        raise InvalidInput(
+            f"{name} must be milliseconds since the epoch, up to the year 9999, not {_shown(value)}"
+        )
     return value
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
 
 
 def _optional_ms(record: dict, name: str) -> int | None:
     return None if record.get(name) is None else _time_ms(record, name, 0)
 
 
-# -- writing it --------------------------------------------------------------------------------
+# -- writing a file ----------------------------------------------------------------------------
+def write(records: Iterable[dict], path: str | os.PathLike, text=None) -> None:
+    """Write an export (``text``: that text instead of JSON lines) to the new or replaced file
+    ``path``: into a temporary file beside it first, which takes its name only once complete,
+    so a failure (a full disk) leaves no file half written, and the old one as it was."""
+    target = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(target))
+    partial = os.path.join(directory, f".{os.path.basename(target)}.{os.getpid()}.partial")
+    try:
+        with open(partial, "w", encoding="utf-8") as out:
+            if text is not None:
+                out.write(text)
+            else:
+                out.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(partial, target)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise translate_os(e, target) from None
+
+
+# -- importing it ------------------------------------------------------------------------------
 def apply(
     conn,
     parsed: Parsed,
@@ -412,27 +607,48 @@ def _add_feedback(conn, parsed: Parsed, ids: dict, dry_run: bool) -> int:
 
 
 def _set_policies(conn, parsed: Parsed, mode: str, dry_run: bool) -> int:
-    conflict = "DO UPDATE SET " + ", ".join(
+    """``merge`` and ``replace`` set the file's policies; ``skip-existing`` sets one only where
+    this memory has none of its own: no policy, or the one a new file starts with."""
+    settings = "DO UPDATE SET " + ", ".join(
         f"{name} = excluded.{name}" for name in POLICY_FIELDS[1:]
     )
-    if mode != "replace":
-        conflict = "DO NOTHING"
     done = 0
     for _, policy in parsed.policies:
-        there = conn.execute("SELECT * FROM memory_slots WHERE slot = ?", (policy.slot,)).fetchone()
-        if there is None or (mode == "replace" and SlotPolicy(*there) != policy):
-            done += 1
-            if not dry_run:
-                conn.execute(
-                    f"INSERT INTO memory_slots VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (slot) {conflict}",
-                    dataclasses.astuple(policy),
-                )
+        found = conn.execute("SELECT * FROM memory_slots WHERE slot = ?", (policy.slot,))
+        row = found.fetchone()
+        there = None if row is None else SlotPolicy(*row)
+        if there == policy or (mode == "skip-existing" and not _built_in(there)):
+            continue
+        done += 1
+        if not dry_run:
+            conn.execute(
+                f"INSERT INTO memory_slots VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (slot) {settings}",
+                dataclasses.astuple(policy),
+            )
     default = parsed.default
-    if default is not None and (
-        not retention.has_default(conn)
-        or (mode == "replace" and retention.default_policy(conn) != default)
+    if (
+        default is not None
+        and retention.default_policy(conn) != default
+        and (mode != "skip-existing" or not retention.has_default(conn))
     ):
         done += 1
         if not dry_run:
             retention.set_default(conn, default)
     return done
+
+
+BUILT_IN = {  # the policies a new file starts with (migration 0002)
+    policy.slot: policy
+    for policy in (
+        SlotPolicy("user", 500, 30, 3, "Preferences and personal facts about the user"),
+        SlotPolicy(
+            "project", 1000, 30, 3, "Decisions, stack, constraints and deadlines of the project"
+        ),
+        SlotPolicy("agent", 300, 30, 3, "Lessons the agent learned about doing its work"),
+    )
+}
+
+
+def _built_in(policy: SlotPolicy | None) -> bool:
+    """No policy, or the one a new file starts with: a person here set none."""
+    return policy is None or BUILT_IN.get(policy.slot) == policy

@@ -12,7 +12,7 @@ from .. import validation
 from ..errors import InvalidInput
 from ..records import Change, ChangeReport, PruneReport, UpsertResult
 from ..search import duplicates
-from ..storage import backup, health, lifecycle, litestream, retention, transfer, wal
+from ..storage import backup, db, health, lifecycle, litestream, retention, transfer, wal
 from .core import _translated
 from .policies import Policies
 from .reads import Reads
@@ -22,6 +22,13 @@ log = logging.getLogger("slotmem")
 
 class Upkeep(Policies, Reads):
     """Upkeep of the file and the life of its facts; prunes by the slots' policies."""
+
+    @contextlib.contextmanager
+    def _exclusive(self):
+        """The accesses' gate a prune holds (slotmem.storage.access); the lock file beside the
+        database failing (a full disk) is a StorageError naming it."""
+        with db.os_errors(f"{self.path}-lock"), self._accesses.exclusive():
+            yield
 
     @_translated
     def prune_slot(
@@ -49,7 +56,7 @@ class Upkeep(Policies, Reads):
             if min_access_count is None
             else validation.count(min_access_count, "min_access_count")
         )
-        gate = contextlib.nullcontext() if dry_run else self._accesses.exclusive()
+        gate = contextlib.nullcontext() if dry_run else self._exclusive()
         with gate, self.transaction():
             return retention.prune_slot(
                 self.conn,
@@ -125,7 +132,7 @@ class Upkeep(Policies, Reads):
         if dry_run:
             return planned
         vectors = self.semantic.prepare([fact.value for fact in written])
-        with self._accesses.exclusive(), self.transaction():
+        with self._exclusive(), self.transaction():
             report, written = lifecycle.undo_flush(
                 self.conn, source, now=self.clock(), dry_run=False, forget=self.semantic.forget
             )
@@ -135,9 +142,18 @@ class Upkeep(Policies, Reads):
     @_translated
     def export(self, slot: str | None = None) -> list[dict]:
         """The records of an export (slotmem.storage.transfer): a header, then every fact of
-        ``slot`` (None: of the file) with every column, its history, feedback and policies."""
+        ``slot`` (None: of the file) with every column, its history, feedback and policies,
+        then the end marker (count, checksum, and this file's signature)."""
         slot = None if slot is None else validation.slot(slot)
         return list(transfer.export(self.conn, slot, self.clock()))
+
+    def export_to(self, path: str | os.PathLike, slot: str | None = None) -> int:
+        """Write the export (``export``) to the file ``path`` (a new file, or replacing one)
+        only once it is complete: a failure (a full disk) leaves no partial file behind.
+        Returns the number of records written."""
+        records = self.export(slot)
+        transfer.write(records, path)
+        return len(records)
 
     @_translated
     def import_records(
@@ -147,20 +163,35 @@ class Upkeep(Policies, Reads):
         mode: str = "merge",
         dry_run: bool = False,
         name: str = "the file",
+        partial: bool = False,
+        trusted: bool = False,
     ) -> ChangeReport:
         """Import an export's JSON lines (``mode``: merge, replace or skip-existing; see
-        slotmem.storage.transfer.apply). Every line is checked first, as any write is, and
-        scanned as the flusher scans facts: a bad line is an InvalidInput naming it (``name``
-        line N) and nothing is written. Values are embedded when semantic search is on."""
+        slotmem.storage.transfer.apply). Every line is checked first, as any write is: a bad
+        line is an InvalidInput naming it (``name`` line N) and nothing is written.
+
+        An export must end with its end marker, matching what it holds (``partial=True``
+        imports one cut short or edited, on purpose). An unchanged export of this very memory
+        is the owner's own data and is taken as the owner wrote it (as ``upsert`` takes it);
+        any other file passes the write scan of the flusher and the agent tools in every text
+        an agent can read, unless ``trusted=True`` (the person vouches for it). Values are
+        embedded when semantic search is on."""
         if mode not in transfer.MODES:
             raise InvalidInput(f"mode must be one of {', '.join(transfer.MODES)}, not {mode!r}")
-        parsed = transfer.read(lines, name, self.clock())
+        parsed = transfer.read(
+            lines,
+            name,
+            self.clock(),
+            key=transfer.export_key(self.conn),
+            partial=partial,
+            trusted=trusted,
+        )
         if dry_run:
             return transfer.apply(
                 self.conn, parsed, mode, now=self.clock(), dry_run=True, forget=self.semantic.forget
             )[0]
         vectors = self.semantic.prepare([fact.value for _, fact in parsed.facts])
-        with self._accesses.exclusive(), self.transaction():
+        with self._exclusive(), self.transaction():
             report, written = transfer.apply(
                 self.conn,
                 parsed,
@@ -212,7 +243,7 @@ class Upkeep(Policies, Reads):
         pairs = self.duplicates(slot, threshold=threshold, semantic=semantic)
         with contextlib.ExitStack() as stack:
             if not dry_run:
-                stack.enter_context(self._accesses.exclusive())
+                stack.enter_context(self._exclusive())
                 stack.enter_context(self.transaction())
             gone: set[str] = set()
             for pair in pairs:
