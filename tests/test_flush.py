@@ -257,7 +257,8 @@ def test_low_confidence_is_rejected(store, mock_models):
     report = flush(store, transcript(), "mock")
     assert [i.action for i in report.items] == ["rejected", "created"]
     assert report.items[0].reason == "confidence 0.2 is below the floor 0.4"
-    report = flush(store, transcript(), "mock", min_confidence=0.7, dry_run=True)
+    again = {"min_confidence": 0.7, "dry_run": True, "from_start": True}  # chat.json: read
+    report = flush(store, transcript(), "mock", **again)
     assert [i.action for i in report.items] == ["rejected", "rejected"]
 
 
