@@ -162,7 +162,7 @@ def test_hopeless_reply_is_an_error_naming_the_model(store, mock_models, text):
 
 
 def test_parse_reply_directly():
-    assert parse_reply(GOOD)[0]["key"] == "drink"
+    assert parse_reply(GOOD).facts[0]["key"] == "drink"
     with pytest.raises(ModelError, match="'some-model'"):
         parse_reply("nope", "some-model")
 

@@ -22,12 +22,14 @@ from .dates import day, from_ms, reference
 from .defaults import DEFAULT_CHUNK_CHARS, DEFAULT_SLOTS
 from .messages import to_transcript
 from .model import ask, check_options, resolve
-from .policy import DEFAULT_MIN_CONFIDENCE, VALUE_MAX_CHARS, Policy, restates
-from .prompt import DEFAULT_FACTS_BUDGET, PROMPT_VERSION, build_prompt, describe
+from .policy import DEFAULT_MIN_CONFIDENCE, VALUE_MAX_CHARS, Policy, rejected, restates
+from .prompt import DEFAULT_FACTS_BUDGET, PROMPT_VERSION, build_prompt, continuation, describe
 from .reply import parse_reply
 from .report import FlushItem, FlushReport
 from .transcripts import Transcript
 
+CUT_OFF = "the reply was cut off inside this fact (the model's output limit)"
+MAX_CONTINUATIONS = 2  # requests for the rest of a reply cut off at the model's output limit
 KNOWN_FACTS = 100  # most used facts per slot offered after the relevant ones
 PER_SENTENCE = 10  # hits asked of a slot for each sentence of a chunk (benchmarks/key_reuse.py)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -109,13 +111,14 @@ def flush(
             system, prompt = build_prompt(
                 descriptions, known, chunk, part, facts_budget, when, earlier if index == 0 else ""
             )
-            text = ask(model, system, prompt, options)
             report.sent_chars += len(chunk) + (len(earlier) if index == 0 else 0)
-            for raw in parse_reply(text, model.model_id):
+            facts, cuts = _ask_for_facts(model, system, prompt, options, report, part)
+            for raw in facts:
                 item = policy.check(raw, when)
                 report.items.append(item)
                 if item.action != "rejected":
                     _accept(accepted, item)
+            report.items += [rejected(cut, CUT_OFF) for cut in cuts]
     _classify(store, list(accepted.values()), store.clock())
     if not dry_run:
         with store.transaction():
@@ -123,6 +126,29 @@ def flush(
             if named is not None:
                 store.advance_flush_cursor(named, len(turns), cursor.prefix_hash(transcript))
     return report
+
+
+def _ask_for_facts(model, system: str, prompt: str, options: dict, report, part: str):
+    """The facts the model proposes for one chunk, and the facts its replies ended inside. A
+    reply cut off in its list of facts (the model's output limit) is followed by a request for
+    the rest, MAX_CONTINUATIONS times at most; still cut off, the report says so."""
+    reply = parse_reply(ask(model, system, prompt, options), model.model_id)
+    facts, cuts = list(reply.facts), [reply.cut] if reply.cut is not None else []
+    asked = 0
+    while reply.truncated and asked < MAX_CONTINUATIONS:
+        asked += 1
+        more = ask(model, system, continuation(prompt, facts), options)
+        reply = parse_reply(more, model.model_id, empty_ok=True)
+        facts += [fact for fact in reply.facts if fact not in facts]
+        cuts += [reply.cut] if reply.cut is not None else []
+    report.continuations += asked
+    if reply.truncated:
+        report.notes.append(
+            f"the model's reply{part} was cut off at its output limit, and again after "
+            f"asking {asked} times for the rest: facts after the {len(facts)} read may be "
+            "missing (a smaller --chunk-size or a higher max_tokens option may help)"
+        )
+    return facts, cuts
 
 
 def _check_slots(slots) -> tuple[str, ...]:

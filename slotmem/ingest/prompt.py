@@ -61,6 +61,12 @@ Transcript{part}:
 </transcript>"""
 
 
+CONTINUE = """
+
+Your previous reply was cut off at your output limit after {count} complete facts{last}. Reply \
+with the facts that come after them (the one that was cut off included), in the same JSON shape; \
+do not repeat the facts already given."""
+
 EARLIER = """
 Earlier in the conversation (already read: for context only, take no facts from it):
 <earlier>
@@ -126,3 +132,10 @@ def _fit(lines: list[str], room: int) -> list[str]:
         taken.append(line)
         used += len(line) + 1
     return taken
+
+
+def continuation(prompt: str, facts: list) -> str:
+    "``prompt`` again, asking for the facts after ``facts``, where the last reply was cut off."
+    last = next((f for f in reversed(facts) if isinstance(f, dict)), None)
+    named = f" (the last one: {last.get('slot')}/{last.get('key')})" if last else ""
+    return prompt + CONTINUE.format(count=len(facts), last=named)
