@@ -180,6 +180,11 @@ CORPUS = [
         [TZ_ROW],
     ),
     ("a bare fact object", js(TZ), [TZ_ROW]),
+    (
+        "a value that says value:",
+        json.dumps([{**TZ, "key": "motto", "value": 'Says "value": first, and value: always.'}]),
+        [("created", "user", "motto", 'Says "value": first, and value: always.')],
+    ),
     ("extra fields", json.dumps([{**TZ, "reason": "said so", "source": "turn 1"}]), [TZ_ROW]),
     # malformed items are rejected with the reason, the others kept
     (
@@ -221,7 +226,7 @@ def test_the_corpus(store, mock_models, name, text, rows):
 
 
 def test_the_corpus_is_large_enough():
-    assert len(CORPUS) >= 40
+    assert len(CORPUS) >= 40  # 46
 
 
 # -- what cannot be read fails the flush, with a count ----------------------------------------
