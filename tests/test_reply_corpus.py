@@ -363,6 +363,22 @@ def test_a_reply_cut_off_every_time_is_said_in_the_report(store, mock_models):
     assert {f.key for f in store.list_facts()} == {"timezone", "ci.first"}
 
 
+def test_the_command_line_says_what_was_cut_off(tmp_path, mock_models):
+    from click.testing import CliRunner
+
+    from slotmem.cli.flush import flush as flush_command
+
+    (tmp_path / "chat.txt").write_text("I live in Stockholm.")
+    first = '{"facts": [' + js(TZ) + ", " + js(DB)[:45]
+    mock_models.plain.enqueue(first, *['{"facts": [' + js(CI) + ", {"] * MAX_CONTINUATIONS)
+    args = [str(tmp_path / "chat.txt"), "-m", "mock", "-d", str(tmp_path / "m.db")]
+    result = CliRunner().invoke(flush_command, args)
+    assert result.exit_code == 0, result.output
+    assert "the reply was cut off inside this fact" in result.output
+    assert f"asked {MAX_CONTINUATIONS} times for the rest of a cut-off reply" in result.output
+    assert "Note: the model's reply was cut off at its output limit" in result.output
+
+
 def test_a_continuation_that_repeats_facts_adds_them_once(store, mock_models):
     mock_models.plain.enqueue(f"[{js(TZ)}, {js(DB)[:20]}", f"[{many(TZ, DB)}]")
     report = flush(store, "I live in Stockholm.", "mock")
