@@ -1,6 +1,7 @@
 """Any transcript shape, flushed incrementally: messages in memory (dicts, llm responses and
 messages, LangChain messages), files, paths; a per-source cursor; model options."""
 
+import io
 import json
 from pathlib import Path
 
@@ -118,6 +119,9 @@ def test_llm_conversation_dict_path_and_open_file(tmp_path, mock_models):
     assert to_transcript(path, source="s").source == "s"
     with path.open("rb") as file:
         assert to_transcript(file).source == "chat.json" and len(to_transcript(path).turns) == 2
+    stdin = io.BytesIO(b"I prefer tea.")
+    stdin.name = "<stdin>"
+    assert to_transcript(stdin).source == "stdin"
 
 
 @pytest.mark.parametrize(
