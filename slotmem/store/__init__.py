@@ -5,16 +5,17 @@ one class callers name): core.py (opening the file, connections, transactions, e
 translation), reads.py (get, list, history, search, slots, stats), writes.py (upsert, delete,
 rate, pin, protect), policies.py (retention and relevance floors per slot) and upkeep.py
 (prune, checkpoint, backup, restore, undo a flush, export and import, duplicates, doctor,
-repair). Only this package touches its classes' private members."""
+repair); episodes.py (episodes, their provenance, the retrieval log). Only this package touches its classes' private members."""
 
 from .core import Core, now_ms
+from .episodes import Episodes
 from .policies import Policies
 from .reads import Reads
 from .upkeep import Upkeep
 from .writes import Writes
 
 
-class Store(Writes, Upkeep, Policies, Reads, Core):
+class Store(Episodes, Writes, Upkeep, Policies, Reads, Core):
     """Facts in slots, in one SQLite file. Safe to share between threads and processes."""
 
 
