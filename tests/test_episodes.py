@@ -4,6 +4,7 @@ pruned by their slot's policy, and the retrieval log that says what a prompt was
 
 import asyncio
 import hashlib
+import json
 import re
 
 import llm
@@ -281,6 +282,10 @@ def test_episodes_have_their_own_budget_and_heading_and_leave_the_facts_alone(st
     assert [(i.key, i.reason) for i in none.cut][-1][1] == "over the episode budget"
     off = build(store, "what is the weather in Oslo?", ["project"], episodes=True, explain=True)
     assert off.text == "" and all(i.reason.startswith("below the floor") for i in off.cut)
+    store.set_policy("episodes", cap=100, min_relevance=0.99)  # the episodes' own floor
+    high = build(store, message, ["project"], episodes=True, explain=True, track_access=False)
+    assert high.text == facts_only.text and high.cut[-1].reason == "below the floor 0.99"
+    store.set_policy("episodes", cap=100, min_relevance="default")
     # the episodes' slot asked for as facts too: each episode shown once
     twice = build(store, message, ["project", "episodes"], episodes=True, track_access=False)
     assert twice.text.count("Covered the top 5") == 1
@@ -442,3 +447,107 @@ def test_happened_at_takes_durations_and_days(store, clock):
     episode = store.record_episode("Yesterday's run.", happened_at="1d")
     assert episode.happened_at == clock.now - DAY_MS
     assert store.list_episodes(until=clock.now - 1) == [episode]
+
+
+def run_cli(*args, input=None):
+    from click.testing import CliRunner
+
+    from slotmem.cli import cli
+
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
+
+
+def test_the_command_line_records_lists_searches_and_shows_episodes(db_path):
+    done = run_cli(
+        "episodes", "record", "-", "--title", "Context Engineering", "--run", "r-17",
+        "--score", "8.7", "--session", "s1", "--data", '{"task_type": "enumerated"}',
+        "--fact", "project/rag.vs.static=RAG beats static context", "--at", "2026-05-30",
+        "-d", db_path, input="Covered RAG and context compression.\n",
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert (
+        done.output.startswith("recorded episode ") and "fact project/rag.vs.static" in done.output
+    )
+    episode_id = done.output.split()[2].rstrip(":")
+    listed = run_cli("episodes", "list", "--json", "-d", db_path)
+    [row] = json.loads(listed.output)
+    assert (row["id"], row["label"], row["score"], row["data"]) == (
+        episode_id,
+        "Context Engineering",
+        8.7,
+        {"task_type": "enumerated"},
+    )
+    assert row["happened_at"][:10] in ("2026-05-29", "2026-05-30") and row["text"].endswith(
+        "compression."
+    )
+    table = run_cli("episodes", "list", "--session", "s1", "-d", db_path).output
+    assert "Context Engineering" in table and "r-17" in table
+    assert run_cli("episodes", "list", "--session", "s2", "-d", db_path).output == "(none)\n"
+    origin = run_cli("episodes", "list", "--fact", "project/rag.vs.static", "--json", "-d", db_path)
+    assert [r["id"] for r in json.loads(origin.output)] == [episode_id]
+    found = run_cli("episodes", "search", "context compression", "--json", "-d", db_path)
+    assert [(h["id"], h["relevance"] > 0) for h in json.loads(found.output)] == [(episode_id, True)]
+    shown = run_cli("episodes", "show", episode_id, "-d", db_path).output
+    assert "  run: r-17" in shown and "facts from it (1):\n  project/rag.vs.static: RAG" in shown
+    data = json.loads(run_cli("episodes", "show", episode_id, "--json", "-d", db_path).output)
+    assert [f["key"] for f in data["facts"]] == ["rag.vs.static"] and data["retrievals"] == []
+
+
+def test_the_command_line_records_a_context_and_shows_what_it_used(db_path):
+    with Store(db_path, create=True) as store:
+        store.upsert("project", "deploy", "We deploy on Fridays.")
+        episode = store.record_episode("Deployed on Friday; the rollback was not needed.")
+    context = run_cli(
+        "context", "when do we deploy?", "--episodes", "--record", "--run", "turn-1",
+        "-d", db_path,
+    )  # fmt: skip
+    assert context.exit_code == 0, context.output
+    assert f"## {EPISODE_TITLE}\n- **episode." in context.output
+    listed = json.loads(
+        run_cli("retrievals", "list", "--run", "turn-1", "--json", "-d", db_path).output
+    )
+    [row] = listed
+    assert (row["facts"], row["episodes"], row["query"]) == (1, 1, "when do we deploy?")
+    assert [r["id"] for r in json.loads(
+        run_cli("retrievals", "list", "--fact", "project/deploy", "--json", "-d", db_path).output
+    )] == [row["id"]]  # fmt: skip
+    by_episode = run_cli("retrievals", "list", "--episode", episode.id, "-d", db_path).output
+    assert "when do we deploy?" in by_episode
+    shown = run_cli("retrievals", "show", row["id"], "-d", db_path).output
+    assert shown.splitlines()[0].startswith('Used for "when do we deploy?" (')
+    assert "- fact project/deploy: We deploy on Fridays." in shown
+    items = json.loads(run_cli("retrievals", "show", row["id"], "--json", "-d", db_path).output)
+    assert [i["kind"] for i in items["items"]] == ["fact", "episode"]
+    assert run_cli("retrievals", "prune", "--before", "1d", "-d", db_path).output == (
+        "forgot 0 recorded contexts\n"
+    )
+    assert (
+        "forgot 1 recorded context\n"
+        == run_cli("retrievals", "prune", "--before", "2100-01-01", "-d", db_path).output
+    )
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["episodes", "record", "ok", "--data", "{nope"], "Invalid value for --data: not JSON"),
+        (["episodes", "record", "ok", "--data", "[1]"], "Error: data must be a JSON object"),
+        (["episodes", "record", "ok", "--fact", "user/k"], "give --fact as SLOT/KEY=VALUE"),
+        (["episodes", "record", "ok", "--fact", "k=v"], "give the fact as SLOT/KEY"),
+        (["episodes", "record", " "], "Error: text must not be empty"),
+        (["episodes", "show", "nope"], "Error: no episode nope"),
+        (["episodes", "list", "--fact", "user/none"], "Error: no fact user/none"),
+        (["retrievals", "show", "7"], "Error: no retrieval 7"),
+        (["retrievals", "list", "--fact", "user/none"], "Error: no fact user/none"),
+        (["retrievals", "list", "--fact", "u/k", "--episode", "x"], "give --fact or --episode"),
+        (["retrievals", "prune", "--before", "soon"], "Error: before 'soon' is neither"),
+        (["context", "hello", "--run", "r1"], "Error: session and run name a recorded context"),
+    ],
+)
+def test_the_command_line_refuses_bad_input_with_one_line(db_path, args, message):
+    Store(db_path, create=True).close()
+    result = run_cli(*args, "-d", db_path)
+    assert result.exit_code != 0 and message in result.output, result.output
+    assert len([line for line in result.output.splitlines() if line.startswith("Error")]) == 1
+    with Store(db_path) as store:
+        assert store.stats()["facts"] == 0 and store.retrievals() == []
