@@ -285,6 +285,13 @@ def test_episodes_have_their_own_budget_and_heading_and_leave_the_facts_alone(st
     high = build(store, message, ["project"], episodes=True, explain=True, track_access=False)
     assert high.text == facts_only.text and high.cut[-1].reason == "below the floor 0.99"
     store.set_policy("episodes", cap=100, min_relevance="default")
+    rerun = store.record_episode(
+        "Context compression, run again: the same findings.", title="Context Engineering"
+    )
+    again = build(store, message, ["project"], episodes=True, track_access=False)
+    assert again.text.count("**Context Engineering**") == 1
+    assert again.cut[-1].reason == "a better match has its title"
+    assert again.cut[-1].id in {rerun.id, store.list_episodes()[-1].id}
     # the episodes' slot asked for as facts too: each episode shown once
     twice = build(store, message, ["project", "episodes"], episodes=True, track_access=False)
     assert twice.text.count("Covered the top 5") == 1

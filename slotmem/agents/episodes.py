@@ -8,7 +8,8 @@ sections, the episodes relevant to the message under their own heading and their
     - **Context Engineering** (2026-05-30, score 8.7): Covered the top 5 techniques ...
 
 Episodes are searched by both legs (``Store.search_episodes``), kept when at least as relevant
-as their slot's floor, best first, as many as fit the budget (the others are in
+as their slot's floor, best first, one of each title (the same task run again), as many as fit
+the budget (the others are in
 ``Context.cut``, with why); only those in the text count as accessed. ``record=True`` logs the
 build (``log``): its message, session and run, each fact and episode in the order of the
 prompt, then those cut, so that "which facts did you use for that answer?" is
@@ -97,6 +98,7 @@ def _with_episodes(store, context, slots, budget, semantic, track_access, explai
     floors: dict[str, float] = {}
     chosen: list[Item] = []
     cut: list[Item] = []
+    titles: set[str] = set()
     used = estimate_tokens(f"## {EPISODE_TITLE}") + 2
     with store.tracking(enabled=track_access) as track:
         hits = store.search_episodes(
@@ -117,9 +119,12 @@ def _with_episodes(store, context, slots, budget, semantic, track_access, explai
                 if explain:
                     reason = f"below the floor {floors[episode.slot]:g}"
                     cut.append(dataclasses.replace(item, reason=reason))
+            elif episode.title is not None and episode.title in titles:  # the task run again
+                cut.append(dataclasses.replace(item, reason="a better match has its title"))
             elif used + item.tokens <= budget:
                 chosen.append(item)
                 used += item.tokens
+                titles.add(episode.title or "")
             else:
                 cut.append(dataclasses.replace(item, reason="over the episode budget"))
         present = track([item.id for item in chosen])
