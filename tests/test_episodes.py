@@ -18,6 +18,8 @@ from slotmem.search.terms import STOPWORDS
 from tests.conftest import DAY_MS
 from tests.test_migrations import make_old_file
 
+pytest_plugins = ["llm_mock"]  # fixtures: mock_models
+
 MEANING = "fake-meaning"
 # Deterministic fake embeddings: each word hashed into a bucket, after folding the words that
 # mean the same here into one, so that a paraphrase lands near what it paraphrases.
@@ -321,6 +323,26 @@ def test_episodes_are_pruned_by_their_slots_policy_and_restored_whole(store, clo
     assert store.get_episode(gone.id) is None
     store.restore("episodes", gone.key)
     assert store.get_episode(gone.id).run == "r0"  # its metadata was kept, as history is
+
+
+def test_the_facts_a_flush_wrote_are_linked_to_the_episode(store, mock_models):
+    """The flusher extracts the facts of a conversation; the conversation is the episode."""
+    from slotmem.ingest.flusher import flush
+    from slotmem.ingest.transcripts import parse
+
+    chat = "user: I moved from Paris to Berlin last month. I prefer tea.\nassistant: Noted!"
+    mock_models.plain.enqueue(
+        {
+            "facts": [
+                {"slot": "user", "key": "home_city", "value": "Lives in Berlin.", "confidence": 0.9}
+            ]
+        }
+    )
+    report = flush(store, parse(chat, source="chat-7"), "mock")
+    episode = store.record_episode(chat, session="chat-7", title="Moved to Berlin")
+    linked = store.link_facts(episode.id, [(i.slot, i.key) for i in report.created])
+    assert [f.key for f in linked] == ["home_city"]
+    assert store.fact_episodes("user", "home_city")[0].session == "chat-7"
 
 
 def test_undo_flush_reverts_the_facts_an_episode_wrote(store):
