@@ -99,6 +99,17 @@ class AsyncStore:
     repair = _forward(Store.repair)
     slots = _forward(Store.slots)
     stats = _forward(Store.stats)
+    record_episode = _forward(Store.record_episode)
+    link_facts = _forward(Store.link_facts)
+    get_episode = _forward(Store.get_episode)
+    list_episodes = _forward(Store.list_episodes)
+    search_episodes = _forward(Store.search_episodes)
+    episode_facts = _forward(Store.episode_facts)
+    fact_episodes = _forward(Store.fact_episodes)
+    record_retrieval = _forward(Store.record_retrieval)
+    retrievals = _forward(Store.retrievals)
+    get_retrieval = _forward(Store.get_retrieval)
+    prune_retrievals = _forward(Store.prune_retrievals)
 
     async def aclose(self) -> None:
         """Close the Store (its queued access counts are written) and the worker threads."""

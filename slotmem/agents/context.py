@@ -155,10 +155,21 @@ def build(
     semantic: bool = True,
     track_access: bool = True,
     explain: bool = False,
+    episodes: bool | str | Iterable[str] = False,
+    episode_tokens: int | None = None,
+    record: bool = False,
+    session: str | None = None,
+    run: str | None = None,
 ) -> Context:
     """The context for ``message`` from ``slots`` (in priority order). ``min_relevance``
     overrides every slot's floor; ``min_share`` is a share of the budget, or one per slot;
-    ``explain`` also lists the best hits below each floor in ``Context.cut``."""
+    ``explain`` also lists the best hits below each floor in ``Context.cut``. ``episodes``,
+    ``episode_tokens``, ``record``, ``session``, ``run``: see slotmem.agents.episodes."""
+    from .episodes import plan as plan_episodes  # under their own budget; the retrieval log
+
+    finish = plan_episodes(
+        episodes, episode_tokens, record, session, run, semantic, track_access, explain
+    )
     slots = list(dict.fromkeys(slots))
     budget = _tokens(budget_tokens, "budget_tokens")
     pinned_budget = (
@@ -210,7 +221,7 @@ def build(
         )
         if items:
             sections.append(Section(slot, title(slot), tuple(items)))
-    return Context(message, tuple(sections), tuple(cut), budget)
+    return finish(store, Context(message, tuple(sections), tuple(cut), budget))
 
 
 def title(slot: str) -> str:

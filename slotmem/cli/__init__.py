@@ -3,6 +3,7 @@ the group and the shared options."""
 
 from . import (  # noqa: F401 - they register commands
     demo,
+    episodes,
     facts,
     flush,
     lifecycle,

@@ -9,6 +9,7 @@ from ..records import with_iso_times
 from ..search.fusion import EXPLAIN_COLUMNS as HYBRID_COLUMNS
 from ..search.lexical import EXPLAIN_COLUMNS
 from .app import cli, database_option, open_store
+from .episodes import episode_options
 from .output import echo_json, emit, format_options, since_options, table
 
 
@@ -114,6 +115,7 @@ def search(
     is_flag=True,
     help="Output sections, facts, relevance and what was cut as JSON",
 )
+@episode_options
 @database_option
 def context(
     message,
@@ -128,6 +130,7 @@ def context(
     explain,
     as_json,
     database,
+    **episode_args,
 ):
     """Print the markdown an agent's prompt would get for MESSAGE.
 
@@ -150,6 +153,7 @@ def context(
         semantic=not lexical,
         track_access=not no_track,
         explain=explain or as_json,
+        **episode_args,
     )
     if as_json:
         data = built.to_dict()

@@ -3,19 +3,21 @@
 One class per concern, each in a module named for what it holds, composed into ``Store`` (the
 one class callers name): core.py (opening the file, connections, transactions, error
 translation), reads.py (get, list, history, search, slots, stats), writes.py (upsert, delete,
-rate, pin, protect), policies.py (retention and relevance floors per slot) and upkeep.py
-(prune, checkpoint, backup, restore, undo a flush, export and import, duplicates, doctor,
-repair). Only this package touches its classes' private members."""
+rate, pin, protect), policies.py (retention and relevance floors per slot), cursors.py (how far
+the flusher has read each conversation), upkeep.py (prune, checkpoint, backup, restore, undo a
+flush, export and import, duplicates, doctor, repair) and episodes.py (episodes, their
+provenance, the retrieval log). Only this package touches its classes' private members."""
 
 from .core import Core, now_ms
 from .cursors import Cursors
+from .episodes import Episodes
 from .policies import Policies
 from .reads import Reads
 from .upkeep import Upkeep
 from .writes import Writes
 
 
-class Store(Writes, Upkeep, Policies, Cursors, Reads, Core):
+class Store(Episodes, Writes, Upkeep, Policies, Cursors, Reads, Core):
     """Facts in slots, in one SQLite file. Safe to share between threads and processes."""
 
 
