@@ -5,6 +5,7 @@ from . import (  # noqa: F401 - they register commands
     demo,
     facts,
     flush,
+    importers,
     lifecycle,
     recall,
     replicate,
