@@ -197,3 +197,18 @@ class ChangeReport:
             "records": self.records,
             "changes": [change.to_dict() for change in self.changes],
         }
+
+
+@dataclass(frozen=True)
+class FlushCursor:
+    """How far the flusher has read one conversation: its first ``messages`` messages, whose
+    SHA-256 is ``prefix_hash`` (slotmem.ingest.cursor.prefix_hash), were flushed at
+    ``flushed_at`` (epoch milliseconds)."""
+
+    source: str
+    messages: int
+    prefix_hash: str
+    flushed_at: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)

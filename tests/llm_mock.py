@@ -23,6 +23,10 @@ class MockModel(llm.Model):
     model_id = "mock"
     supports_schema = False
 
+    class Options(llm.Options):  # what the flusher's options= must reach (prompt.options)
+        temperature: float | None = None
+        max_tokens: int | None = None
+
     def __init__(self):
         self.replies: list = []
         self.prompts: list = []

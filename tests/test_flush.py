@@ -162,7 +162,7 @@ def test_hopeless_reply_is_an_error_naming_the_model(store, mock_models, text):
 
 
 def test_parse_reply_directly():
-    assert parse_reply(GOOD)[0]["key"] == "drink"
+    assert parse_reply(GOOD).facts[0]["key"] == "drink"
     with pytest.raises(ModelError, match="'some-model'"):
         parse_reply("nope", "some-model")
 
@@ -257,7 +257,8 @@ def test_low_confidence_is_rejected(store, mock_models):
     report = flush(store, transcript(), "mock")
     assert [i.action for i in report.items] == ["rejected", "created"]
     assert report.items[0].reason == "confidence 0.2 is below the floor 0.4"
-    report = flush(store, transcript(), "mock", min_confidence=0.7, dry_run=True)
+    again = {"min_confidence": 0.7, "dry_run": True, "from_start": True}  # chat.json: read
+    report = flush(store, transcript(), "mock", **again)
     assert [i.action for i in report.items] == ["rejected", "rejected"]
 
 

@@ -8,6 +8,7 @@ from click.testing import CliRunner
 from slotmem import InvalidInput, Store
 from slotmem.cli import cli
 from slotmem.ingest.flusher import flush
+from slotmem.ingest.prompt import PROMPT_VERSION
 from tests.conftest import DAY_MS, fts_integrity_error
 
 pytest_plugins = ["llm_mock"]  # fixtures: mock_models
@@ -164,7 +165,7 @@ def test_undo_flush_of_two_flushes_goes_back_before_both(store, clock, mock_mode
         clock.advance(days=1)
         mock_models.plain.enqueue({"facts": [fact("home_city", f"Lives in {city}.")]})
         flush(store, f"I live in {city}.", "mock", source="chat.json")
-    store.undo_flush("flush:chat.json|model:mock|prompt:flush-v2")  # the whole provenance
+    store.undo_flush(f"flush:chat.json|model:mock|prompt:{PROMPT_VERSION}")  # the whole provenance
     assert store.get("user", "home_city").value == "Lives in Paris."
 
 

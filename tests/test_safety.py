@@ -174,6 +174,6 @@ def test_rejected_secrets_are_redacted_in_the_flush_report(store, mock_models, t
     assert jwt not in result.output and "Pr1vate99" not in result.output
     mock_models.plain.enqueue(reply(*facts))
     table = CliRunner().invoke(
-        flush_command, [str(tmp_path / "chat.txt"), "-m", "mock", "-d", str(store.path)]
+        flush_command, [str(tmp_path / "chat.txt"), "-m", "mock", "--all", "-d", str(store.path)]
     )
     assert "correct-horse-battery" not in table.output and "[redacted]" in table.output

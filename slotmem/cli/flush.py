@@ -53,6 +53,21 @@ REPORT_COLUMNS = ["action", "slot", "key", "value", "confidence", "note"]
     metavar="WHEN",
     help="When the conversation took place (2026-10-15)  [default: its timestamps, else now]",
 )
+@click.option(
+    "-o",
+    "--option",
+    "options",
+    type=(str, str),
+    multiple=True,
+    metavar="KEY VALUE",
+    help="A model option, as llm takes it: -o temperature 0.1 (repeatable)",
+)
+@click.option(
+    "--all",
+    "from_start",
+    is_flag=True,
+    help="Read the whole conversation again, not only what is new since its last flush",
+)
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing")
 @click.option(
     "--progress/--no-progress",
@@ -70,6 +85,8 @@ def flush(
     source,
     chunk_size,
     now,
+    options,
+    from_start,
     dry_run,
     progress,
     as_json,
@@ -82,10 +99,11 @@ def flush(
     the llm tool ('llm logs list' shows the ids). Every proposed fact is reported
     as created, updated, unchanged or rejected (with the reason). The model is told the day
     the conversation took place and asked for absolute dates; 'slotmem undo-flush SOURCE'
-    reverts what a flush wrote.
+    reverts what a flush wrote. Flushed again as it grows, a conversation (by its source:
+    the file name, stdin or llm:ID) sends the model only its new messages; --all reads it all.
 
     \b
-        slotmem flush chat.json -m gpt-4o-mini
+        slotmem flush chat.json -m gpt-4o-mini -o temperature 0.1
         slotmem flush --conversation 01jq3... --dry-run
         cat notes.txt | slotmem flush - --slot project --now 2026-10-15
     """
@@ -107,6 +125,8 @@ def flush(
                 chunk_chars=chunk_size,
                 progress=progress,
                 now=now,
+                options=dict(options),
+                from_start=from_start,
             )
     except SlotmemError as ex:
         raise click.ClickException(str(ex)) from ex
@@ -153,10 +173,14 @@ def _print_report(report: FlushReport) -> None:
     ]
     if rows:
         click.echo(table(rows, REPORT_COLUMNS))
-    else:
+    elif report.chunks:
         click.echo("The model proposed no facts.")
+    for note in report.notes:
+        click.echo(f"Note: {note}")
     counts = ", ".join(f"{n} {action}" for action, n in report.counts().items())
     chunks = f" in {report.chunks} chunks" if report.chunks > 1 else ""
+    if report.skipped:
+        chunks += f"; {report.messages} new messages, {report.skipped} read before"
     click.echo(f"\n{counts} (model {report.model}{chunks}, prompt {report.prompt_version})")
     if report.dry_run:
         click.echo("Dry run: nothing was written.")

@@ -3,7 +3,7 @@ each one is checked against the write policy and the survivors are upserted in o
 
     from slotmem import Store
     from slotmem.ingest import flush
-    report = flush(Store("agent.db", create=True), open("chat.json").read(), model="gpt-4o-mini")
+    report = flush(Store("agent.db", create=True), Path("chat.json"), model="gpt-4o-mini")
 
 A client of the Store's public methods, like any other caller.
 """
@@ -17,15 +17,19 @@ import sys
 from ..errors import InvalidInput
 from ..safety import one_line
 from ..validation import slot as check_slot
+from . import cursor
 from .dates import day, from_ms, reference
 from .defaults import DEFAULT_CHUNK_CHARS, DEFAULT_SLOTS
-from .model import ask, resolve
-from .policy import DEFAULT_MIN_CONFIDENCE, VALUE_MAX_CHARS, Policy, restates
-from .prompt import DEFAULT_FACTS_BUDGET, PROMPT_VERSION, build_prompt, describe
+from .messages import to_transcript
+from .model import ask, check_options, resolve
+from .policy import DEFAULT_MIN_CONFIDENCE, VALUE_MAX_CHARS, Policy, rejected, restates
+from .prompt import DEFAULT_FACTS_BUDGET, PROMPT_VERSION, build_prompt, continuation, describe
 from .reply import parse_reply
 from .report import FlushItem, FlushReport
-from .transcripts import Transcript, parse
+from .transcripts import Transcript
 
+CUT_OFF = "the reply was cut off inside this fact (the model's output limit)"
+MAX_CONTINUATIONS = 2  # requests for the rest of a reply cut off at the model's output limit
 KNOWN_FACTS = 100  # most used facts per slot offered after the relevant ones
 PER_SENTENCE = 10  # hits asked of a slot for each sentence of a chunk (benchmarks/key_reuse.py)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -34,7 +38,7 @@ _LABEL = re.compile(r"^(?:\[\d{4}-\d\d-\d\d\]\s*)?(?:[\w.-]{1,20}:\s)?")  # "[da
 
 def flush(
     store,
-    transcript: Transcript | str | bytes,
+    transcript,
     model=None,
     slots=DEFAULT_SLOTS,
     source: str | None = None,
@@ -45,30 +49,58 @@ def flush(
     value_max_chars: int = VALUE_MAX_CHARS,
     progress: bool = False,
     now=None,
+    options: dict | None = None,
+    from_start: bool = False,
 ) -> FlushReport:
     """Extract facts from ``transcript`` with ``model`` (an llm model id, alias or
     ``llm.Model``; default: llm's default model) and upsert them into ``store``.
+
+    ``transcript``: text or bytes (plain text, JSON or JSON Lines messages), a Transcript
+    (``read_path``, ``from_llm_logs``), a path, an open file, or a list of messages: dicts
+    ``{role, content}``, llm responses, LangChain messages (``slotmem.ingest.messages``).
+
+    ``source`` (default: the transcript's, such as its file name) names the conversation: a
+    flush under a name flushed before sends the model only the messages after the ones it
+    read then, with the last few of those as context (``slotmem.ingest.cursor``), and moves the
+    cursor on in the transaction that writes the facts. ``from_start`` reads it all again.
+    Without a source (text or messages given directly) the whole transcript is read.
+
+    ``options``: model options, as ``llm -o`` takes them (``{"temperature": 0.1}``).
 
     ``now`` (a datetime, a date, epoch milliseconds or ISO text) is when the conversation took
     place; by default each chunk's own timestamps where the transcript has them, else the
     store's clock. The model is told that day and asked for absolute dates.
 
-    Every proposed fact is in the report. Nothing is written when ``dry_run`` is true,
-    when the model fails, or when its reply cannot be parsed.
+    Every proposed fact is in the report. Nothing is written (and the cursor stays) when
+    ``dry_run`` is true, when the model fails, or when its reply cannot be parsed.
     """
-    if not isinstance(transcript, Transcript):
-        transcript = parse(transcript, source=source)
+    transcript = to_transcript(transcript, source)
     slots = _check_slots(slots)
     if not 0.0 <= min_confidence <= 1.0:
         raise InvalidInput(f"min_confidence must be in [0, 1], not {min_confidence}")
     model = resolve(model)
-    source = source or transcript.source or "transcript"
+    options = check_options(model, options)
+    named = source or transcript.source
+    source = named or "transcript"
     report = FlushReport(one_line(source, 200), model.model_id, PROMPT_VERSION, dry_run)
+    turns = transcript.turns
+    plan = cursor.plan(store, named, turns, from_start)
+    report.messages, report.skipped = len(turns) - plan.start, plan.start
+    report.context = len(plan.context)
+    if plan.note:
+        report.notes.append(plan.note)
+    if plan.start >= len(turns):
+        report.notes.append(f"nothing new in {source!r} since its last flush")
+        return report
+    new = Transcript(turns[plan.start :], transcript.format, transcript.source, at=transcript.at)
+    if plan.context and new.at is None:
+        new.at = max((t.at for t in plan.context if t.at is not None), default=None)
+    earlier = cursor.render_context(plan.context)
     policy = Policy(slots, min_confidence, value_max_chars)
     fixed = None if now is None else reference(now)
     today = from_ms(store.clock())
     descriptions = {slot: _description(store, slot) for slot in slots}
-    chunks = transcript.dated_chunks(chunk_chars)
+    chunks = new.dated_chunks(chunk_chars)
     report.chunks = len(chunks)
     accepted: dict[tuple[str, str], FlushItem] = {}
     with _progress(chunks, progress) as bar:
@@ -76,17 +108,47 @@ def flush(
             when = fixed or said or today
             part = f" (part {index + 1} of {len(chunks)})" if len(chunks) > 1 else ""
             known = {slot: known_facts(store, slot, chunk, accepted) for slot in slots}
-            system, prompt = build_prompt(descriptions, known, chunk, part, facts_budget, when)
-            text = ask(model, system, prompt)
-            for raw in parse_reply(text, model.model_id):
+            system, prompt = build_prompt(
+                descriptions, known, chunk, part, facts_budget, when, earlier if index == 0 else ""
+            )
+            report.sent_chars += len(chunk) + (len(earlier) if index == 0 else 0)
+            facts, cuts = _ask_for_facts(model, system, prompt, options, report, part)
+            for raw in facts:
                 item = policy.check(raw, when)
                 report.items.append(item)
                 if item.action != "rejected":
                     _accept(accepted, item)
+            report.items += [rejected(cut, CUT_OFF) for cut in cuts]
     _classify(store, list(accepted.values()), store.clock())
     if not dry_run:
-        _write(store, list(accepted.values()), report.provenance())
+        with store.transaction():
+            _write(store, list(accepted.values()), report.provenance())
+            if named is not None:
+                store.advance_flush_cursor(named, len(turns), cursor.prefix_hash(transcript))
     return report
+
+
+def _ask_for_facts(model, system: str, prompt: str, options: dict, report, part: str):
+    """The facts the model proposes for one chunk, and the facts its replies ended inside. A
+    reply cut off in its list of facts (the model's output limit) is followed by a request for
+    the rest, MAX_CONTINUATIONS times at most; still cut off, the report says so."""
+    reply = parse_reply(ask(model, system, prompt, options), model.model_id)
+    facts, cuts = list(reply.facts), [reply.cut] if reply.cut is not None else []
+    asked = 0
+    while reply.truncated and asked < MAX_CONTINUATIONS:
+        asked += 1
+        more = ask(model, system, continuation(prompt, facts), options)
+        reply = parse_reply(more, model.model_id, empty_ok=True)
+        facts += [fact for fact in reply.facts if fact not in facts]
+        cuts += [reply.cut] if reply.cut is not None else []
+    report.continuations += asked
+    if reply.truncated:
+        report.notes.append(
+            f"the model's reply{part} was cut off at its output limit, and again after "
+            f"asking {asked} times for the rest: facts after the {len(facts)} read may be "
+            "missing (a smaller --chunk-size or a higher max_tokens option may help)"
+        )
+    return facts, cuts
 
 
 def _check_slots(slots) -> tuple[str, ...]:

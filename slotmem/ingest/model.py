@@ -3,7 +3,7 @@ into one-line ModelErrors."""
 
 from __future__ import annotations
 
-from ..errors import ModelError
+from ..errors import InvalidInput, ModelError
 from ..safety import one_line
 from .prompt import JSON_INSTRUCTIONS
 from .reply import Extraction
@@ -25,14 +25,42 @@ def resolve(model):
         ) from None
 
 
-def ask(model, system: str, prompt: str) -> str:
+def check_options(model, options: dict | None) -> dict:
+    """``options`` as the model takes them (``{"temperature": "0.1"}`` from a command line
+    becomes 0.1), checked before anything is sent: an unknown option or a bad value is one
+    line naming the options the model has."""
+    if not options:
+        return {}
+    if not isinstance(options, dict):
+        raise InvalidInput(f"options must be a dict of option names and values, not {options!r}")
+    schema = getattr(model, "Options", None)
+    if schema is None:
+        return dict(options)
+    from pydantic import ValidationError
+
+    try:
+        checked = schema(**options)
+    except ValidationError as ex:
+        error = ex.errors()[0]
+        name = ".".join(str(p) for p in error["loc"]) or "options"
+        known = ", ".join(sorted(getattr(schema, "model_fields", {}))) or "none"
+        raise InvalidInput(
+            f"Model {model.model_id!r} rejects option {name!r}: {error['msg']} "
+            f"(its options: {known})"
+        ) from None
+    return {name: getattr(checked, name) for name in options}
+
+
+def ask(model, system: str, prompt: str, options: dict | None = None) -> str:
     """Send one prompt to the model (with the Extraction schema when it supports schemas)
     and return the reply text; any failure is a ModelError."""
     use_schema = bool(getattr(model, "supports_schema", False))
     if not use_schema:
         system += "\n" + JSON_INSTRUCTIONS
     try:
-        response = model.prompt(prompt, system=system, schema=Extraction if use_schema else None)
+        response = model.prompt(
+            prompt, system=system, schema=Extraction if use_schema else None, **(options or {})
+        )
         return response.text()
     except Exception as ex:
         raise model_error(model, ex) from ex

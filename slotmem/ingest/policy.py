@@ -34,7 +34,7 @@ class Policy:
         try:
             fact = ProposedFact.model_validate(_known_fields(raw))
         except ValidationError as ex:
-            return _rejected(raw, "malformed fact: " + _pydantic_reason(ex))
+            return rejected(raw, "malformed fact: " + _pydantic_reason(ex))
         slot = fact.slot.strip().lower()
         key = normalize_key(fact.key)
         value = cap_value(fact.value, self.value_max)
@@ -91,7 +91,8 @@ def _pydantic_reason(ex: ValidationError) -> str:
     return f"{where}: {error['msg']}" if where else error["msg"]
 
 
-def _rejected(raw, reason: str) -> FlushItem:
+def rejected(raw, reason: str) -> FlushItem:
+    "A proposed fact (whatever it is) rejected for ``reason``, secrets redacted."
     raw = raw if isinstance(raw, dict) else {"value": raw}
     confidence = raw.get("confidence")
     return FlushItem(

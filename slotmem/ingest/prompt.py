@@ -7,7 +7,7 @@ import datetime
 
 from .dates import spoken
 
-PROMPT_VERSION = "flush-v2"
+PROMPT_VERSION = "flush-v3"
 DEFAULT_FACTS_BUDGET = 4_000  # characters of known facts shown to the model, over all slots
 SLOT_DESCRIPTIONS = {
     "user": "the person: preferences, personal facts, habits, working style",
@@ -54,11 +54,25 @@ Known facts, per slot (reuse these keys):
 {known}
 
 The conversation took place on {day}.
-
+{earlier}
 Transcript{part}:
 <transcript>
 {transcript}
 </transcript>"""
+
+
+CONTINUE = """
+
+Your previous reply was cut off at your output limit after {count} complete facts{last}. Reply \
+with the facts that come after them (the one that was cut off included), in the same JSON shape; \
+do not repeat the facts already given."""
+
+EARLIER = """
+Earlier in the conversation (already read: for context only, take no facts from it):
+<earlier>
+{earlier}
+</earlier>
+"""
 
 
 def build_prompt(
@@ -68,10 +82,12 @@ def build_prompt(
     part="",
     facts_budget=None,
     when: datetime.datetime | None = None,
+    earlier: str = "",
 ):
     """The (system, user) prompt pair for one chunk of transcript. ``descriptions`` maps
     each slot to what it is for; ``known`` maps each slot to its {key: value} facts, the most
-    useful first; ``when``: the day the chunk was said (default: today, UTC)."""
+    useful first; ``when``: the day the chunk was said (default: today, UTC); ``earlier``: the
+    messages before the chunk, already read by an earlier flush, shown for context only."""
     when = when or datetime.datetime.now(datetime.timezone.utc)
     slot_lines = "\n".join(f"- {slot}: {text}" for slot, text in descriptions.items())
     shown = _share(known, list(descriptions), facts_budget or DEFAULT_FACTS_BUDGET)
@@ -80,8 +96,9 @@ def build_prompt(
         for slot, lines in shown.items()
     )
     system = SYSTEM_PROMPT.format(slots=slot_lines)
+    earlier = EARLIER.format(earlier=earlier) if earlier else ""
     return system, USER_PROMPT.format(
-        known=known_text, part=part, transcript=chunk, day=spoken(when)
+        known=known_text, part=part, transcript=chunk, day=spoken(when), earlier=earlier
     )
 
 
@@ -115,3 +132,10 @@ def _fit(lines: list[str], room: int) -> list[str]:
         taken.append(line)
         used += len(line) + 1
     return taken
+
+
+def continuation(prompt: str, facts: list) -> str:
+    "``prompt`` again, asking for the facts after ``facts``, where the last reply was cut off."
+    last = next((f for f in reversed(facts) if isinstance(f, dict)), None)
+    named = f" (the last one: {last.get('slot')}/{last.get('key')})" if last else ""
+    return prompt + CONTINUE.format(count=len(facts), last=named)

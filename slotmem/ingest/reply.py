@@ -1,9 +1,22 @@
-"""The model's reply: the schema it is asked for, and a parser that finds the facts in it."""
+"""The model's reply: the schema it is asked for, and a parser that finds every fact in it.
+
+Models wrap JSON in prose and markdown fences, write single quotes, comments, trailing commas
+and Python literals (``True``, ``None``), nest the list under other keys, send several blocks,
+echo the schema back, or stop mid-reply at their output limit. ``parse_reply`` finds each JSON
+value in the text with a small scanner (strings, comments and brackets: so that prose, fences
+and several blocks split cleanly), reads each strictly or else through ``json_repair``, and
+collects the facts from all of them. A value cut off at the end of the reply is read up to the
+last complete fact; the fact it ended inside is returned apart (``Reply.cut``) and the reply is
+marked ``truncated`` (the flusher then asks the model for the rest). A reply that mentions more
+facts than could be read is a ModelError naming how many: no fact is lost without a line saying
+so.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,57 +40,302 @@ class Extraction(BaseModel):
     facts: list[ProposedFact]
 
 
-def parse_reply(text: str, model_id: str = "the model") -> list:
-    """The list of fact objects in a reply: plain JSON, a fenced code block, JSON with
-    prose around it, or with trailing commas. Raise ModelError when none can be found."""
+# Keys a model puts its list of facts under; a list under any other key is read as that slot's
+# facts when they name no slot ({"user": [...], "project": [...]}).
+CONTAINERS = {
+    "facts",
+    "fact",
+    "memories",
+    "memory",
+    "items",
+    "results",
+    "result",
+    "data",
+    "output",
+    "response",
+    "extracted_facts",
+    "new_facts",
+    "proposed_facts",
+}
+MAX_DEPTH = 5  # how deep facts are looked for inside other JSON
+_VALUE_FIELD = re.compile(
+    r"""["']?\bvalue\b["']?\s*:""", re.IGNORECASE
+)  # one per fact a reply holds
+_STARTS = re.compile(r"""[\[{]""")
+_LOOKS_LIKE_JSON = re.compile(r"""(?:\{\s*(?:["'}]|[A-Za-z_$][\w$]*\s*:|$)|\[\s*(?:[\[{"'\]]|$))""")
+
+
+@dataclass
+class Reply:
+    """What a reply held: ``facts`` (raw objects, in order, each checked by the write policy),
+    ``cut``, the fact the reply ended inside (its fields as far as they got), ``truncated``
+    when the list of facts was cut off, and ``schemas``, JSON schemas echoed back."""
+
+    facts: list = field(default_factory=list)
+    cut: dict | None = None
+    truncated: bool = False
+    schemas: int = 0
+
+
+@dataclass
+class Segment:
+    "A JSON value found in a reply: text[start:end]; unclosed when the reply ended inside it."
+
+    start: int
+    end: int
+    closed: bool
+    stack: list[tuple[str, int]]  # the brackets still open at the end: (bracket, position)
+
+
+def parse_reply(text: str, model_id: str = "the model", *, empty_ok: bool = False) -> Reply:
+    """The facts in a reply (see the module's docstring). Raise ModelError when none can be
+    found (unless ``empty_ok`` and the reply has no JSON at all: an empty continuation), or
+    when the reply mentions facts that could not be read."""
     text = (text or "").strip()
-    candidates = [text]
-    candidates += re.findall(r"```(?:json|JSON)?\s*\n?(.*?)```", text, re.DOTALL)
-    for candidate in candidates:
-        for attempt in (candidate, _strip_trailing_commas(candidate)):
-            facts = _facts_in(attempt)
-            if facts is not None:
-                return facts
-    preview = one_line(text, 80) or "an empty reply"
-    raise ModelError(
+    reply, found, markers = Reply(), False, 0
+    seen: set[str] = set()
+    for segment in segments(text):
+        piece = text[segment.start : segment.end]
+        facts, cut, truncated, schema = _read_segment(piece, segment)
+        if schema:
+            reply.schemas += 1
+            continue
+        markers += len(_VALUE_FIELD.findall(piece))
+        if facts is None and cut is None:
+            continue
+        found = True
+        for raw in facts or []:
+            fingerprint = json.dumps(raw, sort_keys=True, default=str)
+            if fingerprint not in seen:  # the same fact twice (a draft, then the answer)
+                seen.add(fingerprint)
+                reply.facts.append(raw)
+            else:
+                markers -= _has_value(raw)
+        if cut is not None:
+            reply.cut = cut
+        reply.truncated = reply.truncated or truncated
+    if not found and not reply.schemas and _open_fence(text):
+        found = reply.truncated = True  # cut off inside a fence, before any JSON
+    read = sum(_has_value(raw) for raw in reply.facts) + _has_value(reply.cut)
+    if markers > read:
+        missing = markers - read
+        raise ModelError(
+            f"Could not read {missing} of the {markers} facts in the reply from model "
+            f"{model_id!r} (it began: {_preview(text)!r}); nothing was written. Try again or "
+            "use a model that supports schemas"
+        )
+    if not found and not (empty_ok and not reply.schemas):
+        raise ModelError(_not_found(text, model_id, reply.schemas))
+    return reply
+
+
+def _open_fence(text: str) -> bool:
+    "Does the reply end inside a markdown fence (or inside its opening backticks)?"
+    return text.count("```") % 2 == 1 or text.endswith("`") and not text.endswith("```")
+
+
+def _not_found(text: str, model_id: str, schemas: int) -> str:
+    what = "only the JSON schema it was given, echoed back" if schemas else None
+    return (
         f"Could not find a JSON list of facts in the reply from model {model_id!r} "
-        f"(it began: {preview!r}); nothing was written. Try again or use a model that "
-        "supports schemas"
+        f"({what or 'it began: ' + repr(_preview(text))}); nothing was written. Try again or "
+        "use a model that supports schemas"
     )
 
 
-def _strip_trailing_commas(text: str) -> str:
-    return re.sub(r",(\s*[}\]])", r"\1", text)
+def _preview(text: str) -> str:
+    return one_line(text, 80) or "an empty reply"
 
 
-_JSON_START = re.compile(r"[\[{]")
+def _has_value(raw) -> int:
+    return int(isinstance(raw, dict) and "value" in raw)
 
 
-def _facts_in(text: str) -> list | None:
-    """The first top-level JSON value in ``text`` shaped like a list of facts, or None.
-    Values nested inside other JSON values are not considered."""
-    decoder = json.JSONDecoder()
+# -- finding JSON in text ----------------------------------------------------------------------
+
+
+def segments(text: str) -> list[Segment]:
+    """Each JSON-looking value in ``text``, in order: from a bracket that starts one to the
+    bracket that closes it (strings in either quote, and comments, skipped), or to the end of
+    the text when it never closes."""
+    found = []
     position = 0
-    while True:
-        match = _JSON_START.search(text, position)
-        if match is None:
-            return None
-        try:
-            value, end = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
-            position = match.start() + 1
+    while (match := _STARTS.search(text, position)) is not None:
+        start = match.start()
+        if not _LOOKS_LIKE_JSON.match(text, start):
+            position = start + 1
             continue
-        facts = _as_fact_list(value)
-        if facts is not None:
-            return facts
-        position = end
+        segment = _scan(text, start)
+        found.append(segment)
+        position = segment.end
+    return found
 
 
-def _as_fact_list(value) -> list | None:
-    if isinstance(value, dict) and isinstance(value.get("facts"), list):
-        return value["facts"]
-    if isinstance(value, dict) and {"key", "value"} <= value.keys():
-        return [value]
-    if isinstance(value, list) and all(isinstance(item, dict) for item in value):
-        return value
+def _scan(text: str, start: int) -> Segment:
+    stack: list[tuple[str, int]] = []
+    i, n = start, len(text)
+    last = ""  # the last significant character outside strings
+    while i < n:
+        char = text[i]
+        if char in "\"'" and (char == '"' or last in "{[,:"):
+            i = _string_end(text, i)
+            last = '"'
+            continue
+        if text.startswith("//", i) and last != ":":
+            newline = text.find("\n", i)
+            i = n if newline < 0 else newline
+            continue
+        if text.startswith("/*", i):
+            close = text.find("*/", i + 2)
+            i = n if close < 0 else close + 2
+            continue
+        if char in "{[":
+            stack.append((char, i))
+        elif char in "}]":
+            opener = "{" if char == "}" else "["
+            openers = [bracket for bracket, _ in stack]
+            if opener in openers:  # close it, and what a missing bracket left open inside it
+                del stack[len(openers) - 1 - openers[::-1].index(opener) :]
+            if not stack:
+                return Segment(start, i + 1, True, [])
+        if not char.isspace():
+            last = char
+        i += 1
+    return Segment(start, n, False, stack)
+
+
+def _string_end(text: str, start: int) -> int:
+    "The position after the string that starts at ``start`` (the end of the text if unclosed)."
+    quote, i = text[start], start + 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == quote:
+            return i + 1
+        i += 1
+    return len(text)
+
+
+# -- reading one value ---------------------------------------------------------------------------
+
+
+def _read_segment(piece: str, segment: Segment):
+    """(facts or None, the cut fact or None, truncated, is a schema) of one JSON value."""
+    value = _load(piece)
+    if _is_schema(value):
+        return None, None, not segment.closed, True
+    if segment.closed:
+        return find_facts(value), None, False, False
+    cut_at = _cut_fact_start(segment)
+    if cut_at is not None:  # cut inside a fact of a list: the facts before it, and it
+        head, tail = piece[: cut_at - segment.start], piece[cut_at - segment.start :]
+        cut = _load(tail)
+        facts = find_facts(_load(head)) if head.strip() else None
+        return facts or [], cut if isinstance(cut, dict) else {}, True, False
+    facts = find_facts(value)
+    if any(bracket == "[" for bracket, _ in segment.stack):
+        return facts or [], None, True, False  # cut between two facts
+    if isinstance(value, dict) and facts is not None and not _is_fact(value):
+        return facts, None, False, False  # the list closed; only what followed it was cut
+    if isinstance(value, dict) and set(value) & set(ProposedFact.model_fields):
+        return [], value, True, False  # a reply of one fact, cut off
+    return [], None, True, False  # cut before anything could be read
+
+
+def _cut_fact_start(segment: Segment) -> int | None:
+    "Where the fact the reply ended inside began: the first object still open in a list."
+    brackets = [bracket for bracket, _ in segment.stack]
+    if "[" not in brackets:
+        return None
+    for bracket, position in segment.stack[brackets.index("[") + 1 :]:
+        if bracket == "{":
+            return position
     return None
+
+
+def _load(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    import json_repair
+
+    try:
+        return json_repair.loads(text)
+    except Exception:  # noqa: BLE001 - whatever the repairer cannot read is not JSON
+        return None
+
+
+def _is_schema(value) -> bool:
+    if not isinstance(value, dict):
+        return False
+    if "$schema" in value or "$defs" in value:
+        return True
+    return value.get("type") in ("object", "array") and ("properties" in value or "items" in value)
+
+
+# -- facts inside a value --------------------------------------------------------------------------
+
+
+def find_facts(value, slot: str | None = None, depth: int = 0) -> list | None:
+    """The fact objects in a JSON value, or None when it holds no list of facts: the value
+    itself (a fact, or a list with one), a list under ``facts`` or another key (under a key
+    that is not a container name, such as ``"user"``, a fact without a slot gets that one), a
+    list encoded as a JSON string. Items of a list of facts that are not facts are kept (the
+    write policy rejects them as malformed, with the reason)."""
+    if depth > MAX_DEPTH:
+        return None
+    if isinstance(value, str) and depth and value.strip()[:1] in ("[", "{"):
+        return find_facts(_load(value), slot, depth + 1)
+    if isinstance(value, list):
+        if not value:
+            return [] if depth == 0 else None
+        if any(_is_fact(_lower(item)) for item in value):
+            return [_with_slot(_lower(item), slot) for item in value]
+        nested = [find_facts(item, slot, depth + 1) for item in value]
+        if any(found is not None for found in nested):
+            return [fact for found in nested if found for fact in found]
+        return None
+    if not isinstance(value, dict) or _is_schema(value):
+        return None
+    value = {str(name).strip().lower(): inner for name, inner in value.items()}  # "Key", "VALUE"
+    if _is_fact(value):
+        return [_with_slot(value, slot)]
+    facts, found = [], False
+    for name, inner in value.items():
+        container = name in CONTAINERS
+        if container and isinstance(inner, list) and not any(_is_fact(i) for i in inner):
+            if inner and all(isinstance(i, (dict, list)) for i in inner):
+                deeper = find_facts(inner, slot, depth + 1)
+                if deeper is not None:
+                    facts += deeper
+                    found = True
+                    continue
+            facts += inner  # [] (nothing to remember), or items the policy will reject
+            found = True
+            continue
+        result = find_facts(inner, slot if container else str(name), depth + 1)
+        if result is not None:
+            facts += result
+            found = True
+    return facts if found else None
+
+
+def _lower(item):
+    if not isinstance(item, dict):
+        return item
+    return {str(name).strip().lower(): inner for name, inner in item.items()}
+
+
+def _is_fact(item) -> bool:
+    if not isinstance(item, dict) or _is_schema(item):
+        return False
+    fields = set(item)
+    return "value" in fields and bool(fields & {"key", "slot"}) or {"key", "slot"} <= fields
+
+
+def _with_slot(item, slot: str | None):
+    if slot is None or not isinstance(item, dict) or "slot" in item:
+        return item
+    return {"slot": slot, **item}

@@ -32,6 +32,12 @@ class FlushReport:
     dry_run: bool
     chunks: int = 0
     items: list[FlushItem] = field(default_factory=list)
+    messages: int = 0  # the transcript's messages read this time
+    skipped: int = 0  # its messages read by an earlier flush (the source's cursor), not sent
+    context: int = 0  # of those, how many were shown again as context
+    sent_chars: int = 0  # characters of transcript sent to the model (context included)
+    continuations: int = 0  # requests for the rest of a reply cut off at the output limit
+    notes: list[str] = field(default_factory=list)  # what the report must say beside the facts
 
     def by_action(self, action: str) -> list[FlushItem]:
         return [item for item in self.items if item.action == action]
@@ -55,6 +61,12 @@ class FlushReport:
             "prompt_version": self.prompt_version,
             "dry_run": self.dry_run,
             "chunks": self.chunks,
+            "messages": self.messages,
+            "skipped": self.skipped,
+            "context": self.context,
+            "sent_chars": self.sent_chars,
+            "continuations": self.continuations,
+            "notes": list(self.notes),
             "counts": self.counts(),
             "facts": [item.to_dict() for item in self.items],
         }

@@ -21,6 +21,7 @@ from ..errors import InvalidInput
 from .dates import day, message_time
 
 TEXT_PART_TYPES = {None, "text", "input_text", "output_text"}
+_PARAGRAPH = re.compile(r"\n[ \t]*\n")  # plain text: one turn per paragraph
 
 
 class TranscriptError(InvalidInput):
@@ -40,7 +41,7 @@ class Turn:
 @dataclass
 class Transcript:
     turns: list[Turn]
-    format: str  # "text" | "json" | "jsonl" | "llm"
+    format: str  # "text" | "json" | "jsonl" | "llm" | "messages"
     source: str | None = None
     meta: dict = field(default_factory=dict)
     at: datetime.datetime | None = None  # when the conversation took place, if only that is known
@@ -88,7 +89,8 @@ def parse(data: str | bytes, source: str | None = None) -> Transcript:
         parsed = _parse_json_like(stripped, source)
         if parsed is not None:
             return parsed
-    return Transcript([Turn("", stripped)], "text", source)
+    paragraphs = (part.strip() for part in _PARAGRAPH.split(stripped))
+    return Transcript([Turn("", part) for part in paragraphs if part], "text", source)
 
 
 def read_path(path: str | os.PathLike) -> Transcript:
@@ -140,7 +142,7 @@ def _parse_json_like(text: str, source: str | None) -> Transcript | None:
         fmt = "json"
     if not isinstance(doc, list):
         raise TranscriptError(_shape_error(source))
-    turns = [_turn(item, f"message {i}", source) for i, item in enumerate(doc, 1)]
+    turns = [message_turn(item, f"message {i}", source) for i, item in enumerate(doc, 1)]
     return make_transcript(turns, fmt, source)
 
 
@@ -156,11 +158,12 @@ def _parse_jsonl(text: str, source: str | None) -> Transcript:
                 f"{describe_source(source)} line {lineno} is not valid JSON ({ex.msg}); "
                 "JSON Lines needs one {role, content} object per line"
             ) from None
-        turns.append(_turn(item, f"line {lineno}", source))
+        turns.append(message_turn(item, f"line {lineno}", source))
     return make_transcript(turns, "jsonl", source)
 
 
-def _turn(item, where: str, source: str | None) -> Turn:
+def message_turn(item, where: str, source: str | None = None) -> Turn:
+    "One ``{role, content}`` (or ``{role, parts}``) message as a Turn."
     if not isinstance(item, dict):
         raise TranscriptError(f"{describe_source(source)} {where}: {_shape_error(None)}")
     role = item.get("role")

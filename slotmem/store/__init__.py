@@ -8,13 +8,14 @@ rate, pin, protect), policies.py (retention and relevance floors per slot) and u
 repair). Only this package touches its classes' private members."""
 
 from .core import Core, now_ms
+from .cursors import Cursors
 from .policies import Policies
 from .reads import Reads
 from .upkeep import Upkeep
 from .writes import Writes
 
 
-class Store(Writes, Upkeep, Policies, Reads, Core):
+class Store(Writes, Upkeep, Policies, Cursors, Reads, Core):
     """Facts in slots, in one SQLite file. Safe to share between threads and processes."""
 
 

@@ -1,0 +1,385 @@
+"""The malformed replies real models send: each recovers exactly the facts it holds, and the
+report counts them; what cannot be read fails the flush with a line saying how many."""
+
+import json
+import re
+
+import pytest
+
+from slotmem import ModelError
+from slotmem.ingest.flusher import CUT_OFF, MAX_CONTINUATIONS, flush
+from slotmem.ingest.reply import parse_reply
+
+pytest_plugins = ["llm_mock"]
+
+TZ = {"slot": "user", "key": "timezone", "value": "Lives in Stockholm.", "confidence": 0.9}
+DB = {"slot": "project", "key": "db.engine", "value": "Uses Postgres 16.", "confidence": 0.8}
+CI = {
+    "slot": "agent",
+    "key": "ci.first",
+    "value": "Runs the tests before pushing.",
+    "confidence": 0.7,
+}
+LOW = {"slot": "user", "key": "mood", "value": "Seemed tired.", "confidence": 0.2}
+TEAM = {"slot": "team", "key": "size", "value": "Has five people.", "confidence": 0.9}
+
+
+def js(fact):
+    return json.dumps(fact)
+
+
+def py(fact):  # the same fact as a Python dict literal (single quotes, None, True)
+    return repr(fact)
+
+
+def many(*facts, sep=", "):
+    return sep.join(js(f) for f in facts)
+
+
+TZ_ROW = ("created", "user", "timezone", "Lives in Stockholm.")
+DB_ROW = ("created", "project", "db.engine", "Uses Postgres 16.")
+CI_ROW = ("created", "agent", "ci.first", "Runs the tests before pushing.")
+LOW_ROW = ("rejected", "user", "mood", "Seemed tired.")
+TEAM_ROW = ("rejected", "team", "size", "Has five people.")
+THREE = [TZ_ROW, DB_ROW, CI_ROW]
+
+SCHEMA = json.dumps(
+    {
+        "type": "object",
+        "properties": {
+            "facts": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"slot": {"type": "string"}, "value": {"type": "string"}},
+                },
+            }
+        },
+    }
+)
+
+# (name, reply, the report's rows (action, slot, key, value), its counts (created, rejected))
+CORPUS = [
+    # trailing commas, with real multi-object lists (the issue's case: 4 objects, 2 rejected)
+    ("trailing comma", f"[{many(TZ, DB, LOW, TEAM)},]", [TZ_ROW, DB_ROW, LOW_ROW, TEAM_ROW]),
+    (
+        "trailing commas everywhere",
+        '{"facts": [' + ", ".join(js(f)[:-1] + ",}" for f in (TZ, DB, CI)) + ",],}",
+        THREE,
+    ),
+    (
+        "trailing comma in a fence",
+        f'```json\n{{"facts": [{many(TZ, DB)},\n]}}\n```',
+        [TZ_ROW, DB_ROW],
+    ),
+    # single quotes and Python literals
+    ("single quotes", f"[{py(TZ)}, {py(DB)}]", [TZ_ROW, DB_ROW]),
+    (
+        "single quotes, escaped apostrophe",
+        "[{'slot': 'user', 'key': 'laptop', 'value': 'Uses Bob\\'s laptop.', 'confidence': 0.9}]",
+        [("created", "user", "laptop", "Uses Bob's laptop.")],
+    ),
+    (
+        "Python literals",
+        "{'facts': [" + py({**TZ, "ttl": None}) + ", " + py(DB) + "], 'complete': True}",
+        [TZ_ROW, DB_ROW],
+    ),
+    (
+        "Python None ttl and False flag",
+        (
+            '{"facts": [{"slot": "user", "key": "timezone", "value": "Lives in Stockholm.", '
+            '"confidence": 0.9, "ttl": None, "inferred": False}]}'
+        ),
+        [TZ_ROW],
+    ),
+    # comments
+    (
+        "line comments",
+        '{"facts": [ // the user\n' + js(TZ) + ", // the project\n" + js(DB) + "]}",
+        [TZ_ROW, DB_ROW],
+    ),
+    ("block comments", "/* facts */ [" + js(TZ) + ", /* and */ " + js(CI) + "]", [TZ_ROW, CI_ROW]),
+    ("hash comments", '{"facts": [' + js(TZ) + ", # the db\n" + js(DB) + "]}", [TZ_ROW, DB_ROW]),
+    (
+        "a URL in a value is not a comment",
+        (
+            '[{"slot": "project", "key": "docs", "value": "Docs are at https://docs.example.com/api.", '
+            '"confidence": 0.9}]'
+        ),
+        [("created", "project", "docs", "Docs are at https://docs.example.com/api.")],
+    ),
+    # markdown fences and prose
+    ("json fence", f'```json\n{{"facts": [{many(TZ, DB, CI)}]}}\n```', THREE),
+    ("bare fence", f"```\n[{many(TZ, DB)}]\n```", [TZ_ROW, DB_ROW]),
+    ("JSON fence, capitals", f"```JSON\n[{js(TZ)}]\n```", [TZ_ROW]),
+    (
+        "prose around",
+        f'Here are the facts I found:\n\n{{"facts": [{many(TZ, CI)}]}}\n\nLet me know!',
+        [TZ_ROW, CI_ROW],
+    ),
+    (
+        "prose with brackets before",
+        f'I found [3] facts (see {{below}}):\n{{"facts": [{many(TZ, DB, CI)}]}}',
+        THREE,
+    ),
+    ("prose and fence", f"Sure! ```json\n[{js(DB)}]\n``` Hope that helps.", [DB_ROW]),
+    ("xml-ish wrapper", f'<json>{{"facts": [{js(TZ)}]}}</json>', [TZ_ROW]),
+    # several JSON blocks
+    (
+        "two fenced blocks",
+        f"User facts:\n```json\n[{js(TZ)}]\n```\nProject facts:\n```json\n[{many(DB, CI)}]\n```",
+        THREE,
+    ),
+    (
+        "a draft, then the same answer",
+        f'Draft: [{js(TZ)}]\nFinal: {{"facts": [{js(TZ)}]}}',
+        [TZ_ROW],
+    ),
+    ("one fact per line", f"{js(TZ)}\n{js(DB)}\n{js(CI)}", THREE),
+    ("a list of lists", f"[[{js(TZ)}], [{js(DB)}]]", [TZ_ROW, DB_ROW]),
+    # facts nested under other keys
+    ("memories", f'{{"memories": [{many(TZ, DB)}]}}', [TZ_ROW, DB_ROW]),
+    ("result.facts", f'{{"result": {{"facts": [{js(CI)}]}}}}', [CI_ROW]),
+    ("data.memories.items", f'{{"data": {{"memories": {{"items": [{js(TZ)}]}}}}}}', [TZ_ROW]),
+    (
+        "lists under slot names",
+        (
+            '{"user": [{"key": "timezone", "value": "Lives in Stockholm.", "confidence": 0.9}], '
+            '"project": [{"key": "db.engine", "value": "Uses Postgres 16.", "confidence": 0.8}]}'
+        ),
+        [TZ_ROW, DB_ROW],
+    ),
+    ("one fact under 'fact'", f'{{"fact": {js(TZ)}}}', [TZ_ROW]),
+    ("facts as a JSON string", json.dumps({"facts": json.dumps([TZ, DB])}), [TZ_ROW, DB_ROW]),
+    ("facts beside notes", f'{{"facts": [{js(TZ)}], "notes": "Nothing else."}}', [TZ_ROW]),
+    (
+        "capitalised field names",
+        '{"Facts": [{"Slot": "user", "Key": "timezone", "Value": "Lives in Stockholm.", "Confidence": 0.9}]}',
+        [TZ_ROW],
+    ),
+    # a schema echoed back
+    ("schema, then facts", f'The schema:\n{SCHEMA}\nThe facts:\n{{"facts": [{js(TZ)}]}}', [TZ_ROW]),
+    ("facts, then schema", f"[{js(DB)}]\n(as required by {SCHEMA})", [DB_ROW]),
+    # other damage json-repair undoes
+    ("missing commas between facts", f'{{"facts": [{js(TZ)} {js(DB)}]}}', [TZ_ROW, DB_ROW]),
+    (
+        "unquoted keys and values",
+        "{facts: [{slot: user, key: timezone, value: Lives in Stockholm., confidence: 0.9}]}",
+        [TZ_ROW],
+    ),
+    ("a missing closing brace", "[" + js(TZ)[:-1] + ", " + js(DB) + "]", [TZ_ROW, DB_ROW]),
+    ("an ellipsis for more", f"[{many(TZ, DB)}, ...]", [TZ_ROW, DB_ROW]),
+    (
+        "unescaped quotes in a value",
+        '[{"slot": "user", "key": "greeting", "value": "Says "hej" to everyone.", "confidence": 0.9}]',
+        [("created", "user", "greeting", 'Says "hej" to everyone.')],
+    ),
+    (
+        "a number as a string",
+        '[{"slot": "user", "key": "timezone", "value": "Lives in Stockholm.", "confidence": "0.9"}]',
+        [TZ_ROW],
+    ),
+    ("a bare fact object", js(TZ), [TZ_ROW]),
+    ("extra fields", json.dumps([{**TZ, "reason": "said so", "source": "turn 1"}]), [TZ_ROW]),
+    # malformed items are rejected with the reason, the others kept
+    (
+        "a string among facts",
+        f'{{"facts": [{js(TZ)}, "Prefers tea."]}}',
+        [TZ_ROW, ("rejected", "", "", "Prefers tea.")],
+    ),
+    (
+        "a fact without a confidence",
+        '{"facts": [{"slot": "user", "key": "drink", "value": "Prefers tea."}, ' + js(DB) + "]}",
+        [("rejected", "user", "drink", "Prefers tea."), DB_ROW],
+    ),
+    (
+        "strings only",
+        '{"facts": ["Prefers tea.", "Lives in Oslo."]}',
+        [("rejected", "", "", "Prefers tea."), ("rejected", "", "", "Lives in Oslo.")],
+    ),
+    # nothing to remember
+    ("empty list in a fence with prose", 'Nothing worth keeping.\n```json\n{"facts": []}\n```', []),
+    ("empty top-level list", "[]", []),
+]
+
+
+@pytest.mark.parametrize("name,text,rows", CORPUS, ids=[case[0] for case in CORPUS])
+def test_the_corpus(store, mock_models, name, text, rows):
+    mock_models.plain.enqueue(text)
+    report = flush(store, "I live in Stockholm.", "mock")
+    assert [(i.action, i.slot, i.key, i.value) for i in report.items] == rows
+    created = sum(row[0] == "created" for row in rows)
+    assert report.counts() == {
+        "created": created,
+        "updated": 0,
+        "unchanged": 0,
+        "rejected": len(rows) - created,
+    }
+    assert all(i.reason for i in report.rejected)
+    assert report.continuations == 0 and report.notes == []
+    assert len(store.list_facts()) == created
+
+
+def test_the_corpus_is_large_enough():
+    assert len(CORPUS) >= 40
+
+
+# -- what cannot be read fails the flush, with a count ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        (
+            '{"facts": [' + js(TZ) + '], "facts": [' + js(DB) + "]}",
+            "Could not read 1 of the 2 facts",
+        ),
+        (
+            '[{"slot": "user", "key": "a", "value": "A.", "value": "B.", "confidence": 0.9}]',
+            "Could not read 1 of the 2 facts",
+        ),
+        (SCHEMA, "only the JSON schema it was given, echoed back"),
+        ("", "it began: 'an empty reply'"),
+        ("I could not find any facts.", "Could not find a JSON list of facts"),
+        ('{"answer": 42}', "Could not find a JSON list of facts"),
+        ("[1, 2]", "Could not find a JSON list of facts"),
+        ('{"prompt": "hi", "attachments": []}', "Could not find a JSON list of facts"),
+    ],
+)
+def test_what_cannot_be_read_fails_with_one_line(store, mock_models, text, message):
+    mock_models.plain.enqueue(text)
+    with pytest.raises(ModelError, match=re.escape(message)) as excinfo:
+        flush(store, "I live in Stockholm.", "mock")
+    assert "\n" not in str(excinfo.value) and "nothing was written" in str(excinfo.value)
+    assert store.list_facts() == []
+
+
+# -- truncation: at every position of a real reply --------------------------------------------
+
+REAL = [
+    {
+        "slot": "user",
+        "key": "home_city",
+        "value": "Lives in Berlin (moved from Paris).",
+        "confidence": 0.9,
+    },
+    {
+        "slot": "user",
+        "key": "timezone",
+        "value": "Works on Berlin time.",
+        "confidence": 0.9,
+        "ttl": None,
+    },
+    {
+        "slot": "project",
+        "key": "db.engine",
+        "value": "The new service uses PostgreSQL 16.",
+        "confidence": 0.95,
+    },
+    {
+        "slot": "project",
+        "key": "ci.migrations",
+        "value": "Migrations run in CI before merging.",
+        "confidence": 0.85,
+    },
+]
+REPLIES = {
+    "compact": json.dumps({"facts": REAL}),
+    "indented in a fence": "```json\n" + json.dumps({"facts": REAL}, indent=2) + "\n```",
+    "a bare list": json.dumps(REAL, indent=1),
+}
+
+
+def spans(reply: str) -> list[tuple[int, int]]:
+    "Where each fact of REAL is in ``reply``: the positions of its braces."
+    found = []
+    for fact in REAL:
+        at = reply.index(f'"key": "{fact["key"]}"')
+        found.append((reply.rindex("{", 0, at), reply.index("}", at)))
+    return found
+
+
+@pytest.mark.parametrize("shape", list(REPLIES))
+def test_a_reply_cut_at_every_position(shape):
+    reply = REPLIES[shape]
+    facts = spans(reply)
+    list_end = reply.rindex("]")
+    for cut in range(1, len(reply)):
+        text = reply[:cut]
+        parsed = parse_reply(text, "m", empty_ok=True)
+        complete = [REAL[i]["key"] for i, (_, end) in enumerate(facts) if end < cut]
+        assert [f["key"] for f in parsed.facts] == complete, text
+        inside = [i for i, (start, end) in enumerate(facts) if start < cut <= end]
+        assert (parsed.cut is not None) == bool(inside), text
+        if inside:  # what the cut fact shows is what was said, never more
+            real = REAL[inside[0]]
+            for name, value in parsed.cut.items():
+                if isinstance(value, str) and name in real and isinstance(real[name], str):
+                    assert real[name].startswith(value), (text, name, value)
+        assert parsed.truncated == (cut <= list_end), text
+
+
+def test_every_cut_of_a_reply_is_completed_by_asking_for_the_rest(store, mock_models):
+    reply = REPLIES["compact"]
+    facts = spans(reply)
+    for cut in range(1, len(reply), 3):
+        complete = [i for i, (_, end) in enumerate(facts) if end < cut]
+        truncated = cut <= reply.rindex("]")
+        rest = {"facts": [f for i, f in enumerate(REAL) if i not in complete]}
+        mock_models.plain.enqueue(reply[:cut], *([rest] if truncated else []))
+        report = flush(store, "We moved to Berlin.", "mock", dry_run=True)
+        assert sorted(i.key for i in report.created) == sorted(f["key"] for f in REAL), cut
+        inside = any(start < cut <= end for start, end in facts)
+        assert len(report.rejected) == int(inside), cut
+        assert all(i.reason == CUT_OFF for i in report.rejected)
+        assert report.continuations == int(truncated) and report.notes == []
+        assert mock_models.plain.replies == []
+        if truncated:
+            asked = mock_models.plain.prompts[-1].prompt
+            assert f"cut off at your output limit after {len(complete)} complete facts" in asked
+
+
+def test_a_reply_cut_off_every_time_is_said_in_the_report(store, mock_models):
+    first = '{"facts": [' + js(TZ) + ", " + js(DB)[:45]  # cut after its key
+    again = '{"facts": [' + js(CI) + ", {"
+    mock_models.plain.enqueue(first, *[again] * MAX_CONTINUATIONS)
+    report = flush(store, "I live in Stockholm.", "mock")
+    assert [(i.action, i.key) for i in report.items] == [
+        ("created", "timezone"),
+        ("created", "ci.first"),
+        ("rejected", "db.engine"),
+        ("rejected", ""),
+        ("rejected", ""),
+    ]
+    assert report.continuations == MAX_CONTINUATIONS
+    [note] = report.notes
+    assert "cut off at its output limit" in note and f"asking {MAX_CONTINUATIONS} times" in note
+    assert "facts after the 2 read may be missing" in note
+    assert {f.key for f in store.list_facts()} == {"timezone", "ci.first"}
+
+
+def test_a_continuation_that_repeats_facts_adds_them_once(store, mock_models):
+    mock_models.plain.enqueue(f"[{js(TZ)}, {js(DB)[:20]}", f"[{many(TZ, DB)}]")
+    report = flush(store, "I live in Stockholm.", "mock")
+    assert [(i.action, i.key) for i in report.items] == [
+        ("created", "timezone"),
+        ("created", "db.engine"),
+        ("rejected", ""),  # cut before its key: its slot is all it said
+    ]
+    assert report.rejected[0].reason == CUT_OFF and report.rejected[0].slot == "project"
+
+
+def test_a_continuation_without_json_ends_the_reply(store, mock_models):
+    mock_models.plain.enqueue(f"[{js(TZ)}, {js(DB)[:20]}", "Sorry, that was all.")
+    report = flush(store, "I live in Stockholm.", "mock")
+    assert [(i.action, i.key) for i in report.items] == [("created", "timezone"), ("rejected", "")]
+    assert report.continuations == 1 and report.notes == []
+
+
+def test_an_unreadable_continuation_fails_the_flush(store, mock_models):
+    mock_models.plain.enqueue(
+        f"[{js(TZ)}, {js(DB)[:20]}", '[{"slot": "user", "value": "A.", "value": "B."}]'
+    )
+    with pytest.raises(ModelError, match="Could not read 1 of the 2 facts"):
+        flush(store, "I live in Oslo.", "mock")
+    assert store.list_facts() == []
