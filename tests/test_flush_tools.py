@@ -119,6 +119,25 @@ def test_a_long_conversation_takes_one_round_per_chunk(people):
         assert store.get("project", "staging.db").value == "Staging database is db-stage-2."
 
 
+def test_flushing_a_growing_conversation_sends_only_what_is_new(people):
+    sampler = Sampler(
+        reply(("project", "deploy", "We deploy on Thursdays.")),
+        reply(("project", "ci", "CI runs on every push.")),
+    )
+    server = build_server(Store(people))
+    grown = [*CHAT, {"role": "user", "content": "And CI now runs on every push."}]
+    _, first = call_flush(server, {"conversation": CHAT, "conversation_id": "c1"}, sampler)
+    _, second = call_flush(server, {"conversation": grown, "conversation_id": "c1"}, sampler)
+    _, third = call_flush(server, {"conversation": grown, "conversation_id": "c1"}, sampler)
+    assert not (first.is_error or second.is_error or third.is_error)
+    assert len(sampler.asked) == 2  # the third flush had nothing new to read
+    new = sampler.asked[1].messages[0].content.text
+    assert new.count("CI now runs on every push") == 1
+    assert third.structured_content["facts"] == []
+    with Store(people) as store:
+        assert store.get("project", "ci").value == "CI runs on every push."
+
+
 def test_a_client_without_sampling_uses_the_servers_flush_model(people, mock_models):
     mock_models.plain.enqueue(reply(("user", "home_city", "Maja lives in Lisbon.")))
     _, result = call_flush(build_server(Store(people), flush_model="mock"), {"conversation": CHAT})

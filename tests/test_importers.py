@@ -103,6 +103,44 @@ def chatgpt_conversation(i: int) -> dict:
     }
 
 
+def test_twenty_conversations_interrupted_and_resumed_without_duplicates(
+    tmp_path, db_path, mock_models
+):
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps([chatgpt_conversation(i) for i in range(1, 21)]))
+    model = mock_models.plain
+    model.enqueue(*[reply(("user", f"locker_{i}", f"Locker {100 + i}.")) for i in range(1, 12)])
+    model.enqueue(TimeoutError("the API timed out"))  # conversation 12
+    first = run("import-from", "chatgpt", export, "-m", "mock", "--progress", db=db_path)
+    assert first.exit_code == 1
+    assert "conversation 12 of 20, 'Gym 12'" in first.output and "TimeoutError" in first.output
+    assert "The 11 before it are imported: run the same import again" in first.output
+    assert "Importing conversations" in first.stderr  # the progress bar
+    with Store(db_path) as store:
+        assert len(facts_of(store)) == 11
+    asked = len(model.prompts)
+    assert asked == 12
+
+    model.enqueue(*[reply(("user", f"locker_{i}", f"Locker {100 + i}.")) for i in range(12, 21)])
+    second = run("import-from", "chatgpt", export, "-m", "mock", "--json", db=db_path)
+    assert second.exit_code == 0, second.output
+    report = json.loads(second.output)
+    assert (report["flushed"], report["skipped"]) == (9, 11)
+    sent = [p.prompt for p in model.prompts[asked:]]
+    assert len(sent) == 9  # conversations 12-20 only: none finished is sent again
+    assert all(f"Conversation {i}:" in text for i, text in zip(range(12, 21), sent))
+    with Store(db_path) as store:
+        facts = facts_of(store)
+        assert facts == {("user", f"locker_{i}"): f"Locker {100 + i}." for i in range(1, 21)}
+        assert store.history("user", "locker_3") == []  # written once, never rewritten
+        fact = store.get("user", "locker_12")
+        assert fact.source.startswith("flush:chatgpt:6750") and "model:mock" in fact.source
+
+    third = run("import-from", "chatgpt", export, "-m", "mock", db=db_path)  # nothing left
+    assert third.exit_code == 0 and "20 already imported" in third.output
+    assert len(model.prompts) == asked + 9
+
+
 def test_a_chatgpt_import_can_be_undone_by_conversation(db_path, mock_models):
     mock_models.plain.enqueue(
         reply(("user", "home_city", "Moving to Lisbon in March 2025.")),
@@ -151,6 +189,26 @@ def test_claude_import_through_the_flusher(db_path, mock_models):
         assert store.get("project", "billing.cutover").source.startswith(
             "flush:claude:1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e|"
         )
+
+
+def test_a_later_export_sends_only_the_new_messages(tmp_path, db_path, mock_models):
+    """A conversation continued after the first export: importing the new export sends the
+    model its new messages only (and the conversations that did not change, nothing)."""
+    mock_models.plain.enqueue(
+        reply(), reply(), reply(("user", "sister.gift", "Bought a chalk bag."))
+    )
+    assert run("import-from", "claude", CLAUDE, "-m", "mock", db=db_path).exit_code == 0
+    later = claude_export()
+    said = {"sender": "human", "text": "I bought her the chalk bag.", "content": []}
+    later[2]["chat_messages"].append({**said, "created_at": "2026-02-03T10:00:00Z"})
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(later))
+    result = run("import-from", "claude", export, "-m", "mock", db=db_path)
+    assert result.exit_code == 0, result.output
+    assert "2 conversations with text: 1 read by the model, 1 already imported" in result.output
+    (prompt,) = [p.prompt for p in mock_models.plain.prompts[2:]]
+    assert prompt.count("I bought her the chalk bag.") == 1
+    assert "billing database" not in prompt
 
 
 # -- malformed exports -------------------------------------------------------------------------

@@ -18,7 +18,6 @@ Every method returns plain JSON-ready data (times as ISO-8601 strings, UTC, mill
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 
 from .. import validation
@@ -205,8 +204,6 @@ class AgentMemory:
         self._writing("flush")
         from ..ingest.flusher import flush
 
-        if isinstance(conversation, list):
-            conversation = json.dumps(conversation, ensure_ascii=False)
         name = validation.text(
             conversation_id or "conversation", "conversation_id", 200, single_line=True
         )

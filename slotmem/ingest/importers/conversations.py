@@ -9,7 +9,6 @@ finished, without asking the model again, and carries on from the one that faile
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from dataclasses import dataclass, field
 
@@ -101,7 +100,7 @@ def import_conversations(
             try:
                 done = flush(
                     store,
-                    json.dumps(conversation.messages),
+                    conversation.messages,
                     model,
                     slots=slots,
                     source=source,
