@@ -163,6 +163,35 @@ def test_dry_run_writes_nothing(db_path, mock_models):
     assert not db_path.exists()
 
 
+def test_the_zip_the_service_sends_is_read_as_it_is(tmp_path, db_path, mock_models):
+    import zipfile
+
+    archive = tmp_path / "chatgpt-export.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("chat.html", "<html></html>")
+        z.writestr("user.json", '{"id": "user-abc"}')
+        z.writestr("export-2026-01/conversations.json", CHATGPT.read_bytes())
+    mock_models.plain.enqueue(reply(), reply())
+    args = ["-m", "mock", "-o", "temperature", "0.1"]
+    result = run("import-from", "chatgpt", archive, *args, db=db_path)
+    assert result.exit_code == 0, result.output
+    assert "2 conversations with text: 2 read by the model" in result.output
+    assert [p.options.temperature for p in mock_models.plain.prompts] == [0.1, 0.1]
+    empty = tmp_path / "other.zip"
+    with zipfile.ZipFile(empty, "w") as z:
+        z.writestr("chat.html", "<html></html>")
+    refused = run("import-from", "chatgpt", empty, "-m", "mock", db=db_path)
+    assert refused.exit_code == 1
+    assert "other.zip holds no conversations.json: expected one" in refused.output
+
+
+def test_a_bad_model_option_fails_before_any_conversation(db_path, mock_models):
+    args = ["-m", "mock", "-o", "temprature", "0.1"]
+    result = run("import-from", "chatgpt", CHATGPT, *args, db=db_path)
+    assert result.exit_code == 1 and "rejects option 'temprature'" in result.output
+    assert "conversation 1" not in result.output and mock_models.plain.prompts == []
+
+
 # -- Claude ------------------------------------------------------------------------------------
 def test_claude_export_reads_text_blocks_and_skips_thinking_and_attachments():
     conversations = read_conversations("claude", CLAUDE.read_bytes(), "conversations.json")
@@ -541,6 +570,7 @@ def test_a_bad_slot_in_the_other_file_writes_no_slot(store, other, clock):
     "args,error",
     [
         (["mcp-memory", MEMORY, "-m", "mock"], "--model is for chatgpt and claude exports"),
+        (["slotmem", MEMORY, "-o", "temperature", "0"], "--option is for chatgpt and claude"),
         (["chatgpt", CHATGPT, "--mode", "replace"], "--mode is for slotmem files"),
         (["mcp-memory", MEMORY, "--slot", "a,b"], "mcp-memory imports into one slot"),
         (["slotmem", "-"], "cannot be read from standard input"),

@@ -38,6 +38,15 @@ CHANGE_COLUMNS = ["action", "slot", "key", "value", "old_value"]
     help=f"chatgpt, claude: reject facts the model is less sure of  [{DEFAULT_MIN_CONFIDENCE}]",
 )
 @click.option(
+    "-o",
+    "--option",
+    "options",
+    type=(str, str),
+    multiple=True,
+    metavar="KEY VALUE",
+    help="chatgpt, claude: a model option, as llm takes it: -o temperature 0.1",
+)
+@click.option(
     "--mode",
     type=click.Choice(["merge", "replace", "skip-existing"]),
     help="slotmem: as 'slotmem import --mode'  [merge]",
@@ -51,13 +60,13 @@ CHANGE_COLUMNS = ["action", "slot", "key", "value", "old_value"]
 @click.option("--json", "as_json", is_flag=True, help="Output the report as JSON")
 @database_option
 def import_from(
-    fmt, file, model, slots, min_confidence, mode, dry_run, progress, as_json, database
+    fmt, file, model, slots, min_confidence, options, mode, dry_run, progress, as_json, database
 ):
     """Import FILE, in FORMAT, into the memory.
 
     \b
-    chatgpt     conversations.json of ChatGPT's export (Settings > Data controls)
-    claude      conversations.json of Claude's export (Settings > Privacy)
+    chatgpt     ChatGPT's export (Settings > Data controls): the zip or its conversations.json
+    claude      Claude's export (Settings > Privacy): the zip or its conversations.json
     mcp-memory  memory.json of the MCP reference memory server
     slotmem     another slotmem file (.db); --slots picks the slots
 
@@ -74,10 +83,13 @@ def import_from(
         slotmem import-from slotmem old.db --slots user,project
     """
     names = [s.strip() for given in slots for s in given.split(",") if s.strip()]
-    _check_options(fmt, file, model, names, min_confidence, mode, progress)
+    _check_options(fmt, file, model, names, min_confidence, options, mode, progress)
+    settings = {"options": dict(options)}
+    if min_confidence is not None:
+        settings["min_confidence"] = min_confidence
     try:
         if fmt in CHATS:
-            _chats(fmt, file, model, names, min_confidence, dry_run, progress, as_json, database)
+            _chats(fmt, file, model, names, settings, dry_run, progress, as_json, database)
         elif fmt == "mcp-memory":
             from ..ingest.importers import import_memory_json
 
@@ -99,8 +111,13 @@ def import_from(
         raise click.ClickException(str(e)) from e
 
 
-def _check_options(fmt, file, model, names, min_confidence, mode, progress) -> None:
-    chat_only = {"--model": model, "--min-confidence": min_confidence, "--progress": progress}
+def _check_options(fmt, file, model, names, min_confidence, options, mode, progress) -> None:
+    chat_only = {
+        "--model": model,
+        "--min-confidence": min_confidence,
+        "--option": options or None,
+        "--progress": progress,
+    }
     for flag, value in chat_only.items():
         if value is not None and fmt not in CHATS:
             raise click.UsageError(f"{flag} is for chatgpt and claude exports, not {fmt}")
@@ -121,18 +138,23 @@ def _read(file) -> tuple[bytes, str]:
     return read_bytes(file), click.format_filename(file, shorten=True)
 
 
-def _chats(fmt, file, model, names, min_confidence, dry_run, progress, as_json, database):
+def _read_export(file) -> tuple[bytes, str]:
+    from ..ingest.importers.common import read_export
+
+    return _read(file) if file == "-" else read_export(file)
+
+
+def _chats(fmt, file, model, names, settings, dry_run, progress, as_json, database):
     from ..ingest.importers.conversations import (
         ImportInterrupted,
         import_conversations,
         read_conversations,
     )
 
-    data, name = _read(file)
+    data, name = _read_export(file)
     conversations = read_conversations(fmt, data, name)  # a bad file creates no memory file
     if progress is None:
         progress = sys.stderr.isatty()
-    options = {} if min_confidence is None else {"min_confidence": min_confidence}
     with store_for(database, dry_run) as store:
         try:
             report = import_conversations(
@@ -143,7 +165,7 @@ def _chats(fmt, file, model, names, min_confidence, dry_run, progress, as_json, 
                 slots=names or DEFAULT_SLOTS,
                 dry_run=dry_run,
                 progress=progress,
-                **options,
+                **settings,
             )
         except ImportInterrupted as e:
             if not as_json:

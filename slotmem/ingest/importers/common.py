@@ -36,6 +36,27 @@ def read_bytes(path: str | os.PathLike) -> bytes:
         raise ImportFileError(f"cannot read {path}: {e.strerror or e}") from None
 
 
+def read_export(path: str | os.PathLike, member: str = "conversations.json") -> tuple[bytes, str]:
+    """The bytes of an export and the name to give it in errors: the file itself, or, when it
+    is the zip archive the service sent, its ``member`` (wherever it is in the archive)."""
+    import zipfile
+
+    path = Path(path)
+    if not zipfile.is_zipfile(path):
+        return read_bytes(path), path.name
+    try:
+        with zipfile.ZipFile(path) as archive:
+            found = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == member]
+            if len(found) != 1:
+                raise ImportFileError(
+                    f"{path.name} holds {len(found) or 'no'} {member}"
+                    f"{' files' if found else ''}: expected one; nothing was imported"
+                )
+            return archive.read(found[0]), f"{path.name}:{found[0]}"
+    except (zipfile.BadZipFile, OSError) as e:
+        raise ImportFileError(f"cannot read the archive {path.name}: {e}") from None
+
+
 def text_of(data: str | bytes, name: str) -> str:
     if isinstance(data, bytes):
         try:

@@ -90,9 +90,11 @@ def import_conversations(
     other ``options`` are passed on to it). A failure stops the import with ImportInterrupted,
     what was finished staying written; run again, the import resumes where it stopped."""
     from ..flusher import flush
-    from ..model import resolve
+    from ..model import check_options, resolve
 
-    model = resolve(model)  # an unknown model fails before any conversation
+    model = resolve(model)  # an unknown model, or option, fails before any conversation
+    if options.get("options"):
+        options["options"] = check_options(model, options["options"])
     report = ConversationsReport(fmt, len(conversations), dry_run=dry_run)
     with _progress(conversations, progress) as bar:
         for index, conversation in enumerate(bar, 1):
