@@ -13,6 +13,8 @@ from slotmem import Store
 from slotmem.cli import cli
 from slotmem.ingest.importers import (
     ImportFileError,
+    ImportInterrupted,
+    import_conversations,
     import_memory_json,
     import_slots,
     read_conversations,
@@ -56,6 +58,29 @@ def test_chatgpt_export_follows_the_branch_the_person_saw():
     # the image part of a multimodal message and the code message are skipped
     assert bread.messages[0]["content"].startswith("This is my starter after 5 days.")
     assert [m["role"] for m in bread.messages] == ["user", "assistant", "assistant"]
+
+
+def test_without_current_node_the_latest_branch_is_read():
+    doc = json.loads(CHATGPT.read_text())
+    for conversation in doc:
+        conversation.pop("current_node")
+    with_node = read_conversations("chatgpt", CHATGPT.read_bytes(), "c.json")
+    without = read_conversations("chatgpt", json.dumps(doc), "c.json")
+    assert [c.messages for c in without] == [c.messages for c in with_node]
+
+
+def test_an_export_object_holding_conversations_is_read(store, mock_models):
+    wrapped = json.dumps(
+        {"account": {"uuid": "x"}, "conversations": json.loads(CLAUDE.read_text())}
+    )
+    conversations = read_conversations("claude", wrapped, "export.json")
+    assert [c.title for c in conversations] == ["Planning the Q1 data migration", "Gift ideas"]
+    mock_models.plain.enqueue(reply(("user", "dba", "Is the DBA lead.")), TimeoutError("down"))
+    with pytest.raises(ImportInterrupted) as caught:
+        import_conversations(store, conversations, "claude", "mock")
+    assert len(caught.value.report.flushed) == 1
+    assert "conversation 2 of 2, 'Gift ideas'" in str(caught.value)
+    assert store.get("user", "dba").value == "Is the DBA lead."
 
 
 def chatgpt_conversation(i: int) -> dict:

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .common import Conversation, ImportFileError
-    from .conversations import ConversationsReport, import_conversations, read_conversations
+    from .conversations import (
+        ConversationsReport,
+        ImportInterrupted,
+        import_conversations,
+        read_conversations,
+    )
     from .mcp_memory import import_memory_json, read_memory_json
     from .slotmem_file import import_slots
 
@@ -26,6 +31,7 @@ _EXPORTS = {
     "Conversation": "common",
     "ImportFileError": "common",
     "ConversationsReport": "conversations",
+    "ImportInterrupted": "conversations",
     "import_conversations": "conversations",
     "read_conversations": "conversations",
     "import_memory_json": "mcp_memory",
@@ -36,6 +42,7 @@ __all__ = [
     "Conversation",
     "ConversationsReport",
     "ImportFileError",
+    "ImportInterrupted",
     "import_conversations",
     "import_memory_json",
     "import_slots",
