@@ -1,6 +1,7 @@
 """Any transcript shape, flushed incrementally: messages in memory (dicts, llm responses and
 messages, LangChain messages), files, paths; a per-source cursor; model options."""
 
+import io
 import json
 from pathlib import Path
 
@@ -118,6 +119,9 @@ def test_llm_conversation_dict_path_and_open_file(tmp_path, mock_models):
     assert to_transcript(path, source="s").source == "s"
     with path.open("rb") as file:
         assert to_transcript(file).source == "chat.json" and len(to_transcript(path).turns) == 2
+    stdin = io.BytesIO(b"I prefer tea.")
+    stdin.name = "<stdin>"
+    assert to_transcript(stdin).source == "stdin"
 
 
 @pytest.mark.parametrize(
@@ -230,12 +234,13 @@ def test_from_start_reads_it_all(store, mock_models):
 
 
 def test_dry_runs_and_failures_leave_the_cursor(store, mock_models):
-    mock_models.plain.enqueue(reply(fact("a", "A.")), ModelError("boom"), reply())
+    mock_models.plain.enqueue(reply(fact("a", "A.")), ModelError("boom"), "no JSON", reply())
     flush(store, messages(4), "mock", source="chat", dry_run=True)
     assert store.flush_cursor("chat") is None and store.list_facts() == []
-    with pytest.raises(ModelError):
-        flush(store, messages(4), "mock", source="chat")
-    assert store.flush_cursor("chat") is None
+    for _ in range(2):  # the model fails; its reply cannot be read
+        with pytest.raises(ModelError):
+            flush(store, messages(4), "mock", source="chat")
+        assert store.flush_cursor("chat") is None
     flush(store, messages(4), "mock", source="chat")
     assert store.flush_cursor("chat").messages == 4
 
@@ -351,3 +356,21 @@ def test_python_path_source(tmp_path, store, mock_models):
     mock_models.plain.enqueue(reply())
     report = flush(store, Path(path), "mock")
     assert report.source == "notes.txt" and store.flush_cursor("notes.txt").messages == 2
+
+
+def test_the_growing_benchmark_at_a_small_scale(tmp_path):
+    """benchmarks/flush_growing.py's claim, on 60 messages flushed 6 times: each message is
+    sent once, and the facts are those of one flush of the whole."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "flush_growing.py"
+    spec = importlib.util.spec_from_file_location("flush_growing", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    messages = bench.conversation(60)
+    whole, reference = bench.run(tmp_path, "whole", messages, [60])
+    assert whole.sent == dict.fromkeys(range(60), 1)
+    model, found = bench.run(tmp_path, "cursor", messages, list(range(10, 61, 10)))
+    assert found == reference and len(reference) == 10
+    assert model.sent == dict.fromkeys(range(60), 1) and model.calls == 6
+    assert sum(model.context.values()) == 5 * cursor.CONTEXT_MESSAGES

@@ -180,6 +180,11 @@ CORPUS = [
         [TZ_ROW],
     ),
     ("a bare fact object", js(TZ), [TZ_ROW]),
+    (
+        "a value that says value:",
+        json.dumps([{**TZ, "key": "motto", "value": 'Says "value": first, and value: always.'}]),
+        [("created", "user", "motto", 'Says "value": first, and value: always.')],
+    ),
     ("extra fields", json.dumps([{**TZ, "reason": "said so", "source": "turn 1"}]), [TZ_ROW]),
     # malformed items are rejected with the reason, the others kept
     (
@@ -221,7 +226,7 @@ def test_the_corpus(store, mock_models, name, text, rows):
 
 
 def test_the_corpus_is_large_enough():
-    assert len(CORPUS) >= 40
+    assert len(CORPUS) >= 40  # 46
 
 
 # -- what cannot be read fails the flush, with a count ----------------------------------------
@@ -356,6 +361,22 @@ def test_a_reply_cut_off_every_time_is_said_in_the_report(store, mock_models):
     assert "cut off at its output limit" in note and f"asking {MAX_CONTINUATIONS} times" in note
     assert "facts after the 2 read may be missing" in note
     assert {f.key for f in store.list_facts()} == {"timezone", "ci.first"}
+
+
+def test_the_command_line_says_what_was_cut_off(tmp_path, mock_models):
+    from click.testing import CliRunner
+
+    from slotmem.cli.flush import flush as flush_command
+
+    (tmp_path / "chat.txt").write_text("I live in Stockholm.")
+    first = '{"facts": [' + js(TZ) + ", " + js(DB)[:45]
+    mock_models.plain.enqueue(first, *['{"facts": [' + js(CI) + ", {"] * MAX_CONTINUATIONS)
+    args = [str(tmp_path / "chat.txt"), "-m", "mock", "-d", str(tmp_path / "m.db")]
+    result = CliRunner().invoke(flush_command, args)
+    assert result.exit_code == 0, result.output
+    assert "the reply was cut off inside this fact" in result.output
+    assert f"asked {MAX_CONTINUATIONS} times for the rest of a cut-off reply" in result.output
+    assert "Note: the model's reply was cut off at its output limit" in result.output
 
 
 def test_a_continuation_that_repeats_facts_adds_them_once(store, mock_models):

@@ -181,6 +181,8 @@ def _print_report(report: FlushReport) -> None:
     chunks = f" in {report.chunks} chunks" if report.chunks > 1 else ""
     if report.skipped:
         chunks += f"; {report.messages} new messages, {report.skipped} read before"
+    if report.continuations:
+        chunks += f"; asked {report.continuations} times for the rest of a cut-off reply"
     click.echo(f"\n{counts} (model {report.model}{chunks}, prompt {report.prompt_version})")
     if report.dry_run:
         click.echo("Dry run: nothing was written.")

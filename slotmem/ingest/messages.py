@@ -49,7 +49,10 @@ def to_transcript(data, source: str | None = None) -> Transcript:
         return transcript
     if callable(getattr(data, "read", None)):  # an open file
         name = getattr(data, "name", None)
-        name = Path(name).name if isinstance(name, str) and not name.startswith("<") else None
+        if isinstance(name, str):  # sys.stdin is "<stdin>", as the command line names it
+            name = (
+                "stdin" if name == "<stdin>" else None if name.startswith("<") else Path(name).name
+            )
         return parse(data.read(), source=source or name)
     if isinstance(data, dict):
         data = data["messages"] if isinstance(data.get("messages"), list) else [data]

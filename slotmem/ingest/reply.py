@@ -58,9 +58,7 @@ CONTAINERS = {
     "proposed_facts",
 }
 MAX_DEPTH = 5  # how deep facts are looked for inside other JSON
-_VALUE_FIELD = re.compile(
-    r"""["']?\bvalue\b["']?\s*:""", re.IGNORECASE
-)  # one per fact a reply holds
+_BARE_VALUE_KEY = re.compile(r"value\s*:", re.IGNORECASE)  # an unquoted key, as in {value: ...}
 _STARTS = re.compile(r"""[\[{]""")
 _LOOKS_LIKE_JSON = re.compile(r"""(?:\{\s*(?:["'}]|[A-Za-z_$][\w$]*\s*:|$)|\[\s*(?:[\[{"'\]]|$))""")
 
@@ -100,7 +98,7 @@ def parse_reply(text: str, model_id: str = "the model", *, empty_ok: bool = Fals
         if schema:
             reply.schemas += 1
             continue
-        markers += len(_VALUE_FIELD.findall(piece))
+        markers += value_fields(piece)
         if facts is None and cut is None:
             continue
         found = True
@@ -202,6 +200,27 @@ def _scan(text: str, start: int) -> Segment:
             last = char
         i += 1
     return Segment(start, n, False, stack)
+
+
+def value_fields(piece: str) -> int:
+    """How many ``value`` keys a JSON value's text holds (one per fact), quoted or not, never
+    counting the word inside a string."""
+    count, i, last = 0, 0, ""
+    while i < len(piece):
+        char = piece[i]
+        if char in "\"'" and (char == '"' or last in "{[,:"):
+            end = _string_end(piece, i)
+            key = last in "{,"
+            if key and piece[i + 1 : end - 1].strip().lower() == "value":
+                count += piece[end:].lstrip().startswith(":")
+            i, last = end, '"'
+            continue
+        if last in "{," and _BARE_VALUE_KEY.match(piece, i):
+            count += 1
+        if not char.isspace():
+            last = char
+        i += 1
+    return count
 
 
 def _string_end(text: str, start: int) -> int:

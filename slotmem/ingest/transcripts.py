@@ -1,8 +1,9 @@
 """Conversation transcripts: detect the format, parse into turns, split into chunks.
 
-Formats: plain text; a JSON list of ``{role, content}`` messages (the OpenAI/Anthropic
-shape, also ``{"messages": [...]}``); JSON Lines of the same. A conversation in the ``llm``
-tool's logs database is read by ``llm_logs.from_llm_logs``. A message's time is read from its
+Formats: plain text (one turn per paragraph); a JSON list of ``{role, content}`` messages (the
+OpenAI/Anthropic shape, also ``{"messages": [...]}``); JSON Lines of the same. A conversation in
+the ``llm`` tool's logs database is read by ``llm_logs.from_llm_logs``; messages in memory (llm
+and LangChain objects too) by ``messages.from_messages``. A message's time is read from its
 ``timestamp``, ``created_at``, ``create_time``, ``time``, ``date`` or ``datetime`` field when it
 has one (ISO text or epoch seconds or milliseconds); the rendered transcript then shows the day
 wherever it changes, ``[2026-10-15] user: ...``.
