@@ -427,11 +427,11 @@ def graph_of(store, slot="user"):
         if key.endswith(".type"):
             name = key[: -len(".type")]
             observations = facts.get((slot, name))
-            entities[name] = (value, observations.split("\n") if observations else [])
+            entities[name] = (value, observations.split("; ") if observations else [])
     for (_, key), value in facts.items():
         name, dot, kind = key.rpartition(".")
         if dot and kind != "type" and name in entities:
-            relations |= {(name, kind, target) for target in value.split("\n")}
+            relations |= {(name, kind, target) for target in value.split("; ")}
     return entities, relations
 
 
@@ -447,7 +447,7 @@ def test_memory_json_round_trips(store):
         else:
             expected_relations.add((record["from"], record["relationType"], record["to"]))
     assert graph_of(store) == (expected_entities, expected_relations)
-    assert store.get("user", "default_user.leads").value == "Project_Atlas\nProject_Borealis"
+    assert store.get("user", "default_user.leads").value == "Project_Atlas; Project_Borealis"
     assert store.get("user", "default_user").source == "mcp-memory:memory.json"
     hit = store.query_facts("where does Maja work?", slots=["user"])[0]
     assert hit.fact.key in {"Acme_Analytics", "default_user", "default_user.works_at"}
@@ -461,7 +461,7 @@ def test_memory_json_import_is_idempotent_and_updates_what_changed(store, tmp_pa
     changed = MEMORY.read_text().replace("Lives in Stockholm (CET)", "Lives in Oslo (CET)")
     report = import_memory_json(store, changed, "memory.json")
     assert report.counts() == {"unchanged": 12, "updated": 1}
-    assert [e.value.split("\n")[1] for e in store.history("user", "default_user")] == [
+    assert [e.value.split("; ")[1] for e in store.history("user", "default_user")] == [
         "Lives in Stockholm (CET)"
     ]
 

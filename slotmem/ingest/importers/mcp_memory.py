@@ -3,12 +3,13 @@ JSON Lines of ``{"type": "entity", "name", "entityType", "observations"}`` and `
 "relation", "from", "to", "relationType"}``. It maps straight to facts, without a model, all
 into one slot (``user`` unless told):
 
-- an entity's observations -> one fact, key the entity's name, value its observations one per
-  line (``John_Smith``: ``Speaks fluent Spanish\\nGraduated in 2019``);
+- an entity's observations -> one fact, key the entity's name, value its observations joined
+  with ``; `` (``John_Smith``: ``Speaks fluent Spanish; Graduated in 2019``), which reads as one
+  line wherever a fact is shown;
 - its type -> the fact ``<name>.type`` (``John_Smith.type``: ``person``);
 - a relation -> the fact ``<from>.<relationType>`` whose value is the other entity's name
   (``John_Smith.works_at``: ``Anthropic``); several relations of one kind from one entity share
-  the fact, one name per line.
+  the fact, the names joined with ``; ``.
 
 A re-import of the same file changes nothing (every fact is ``unchanged``); a changed file
 updates the facts it changed, their old values going to history. Every fact passes the checks
@@ -26,6 +27,7 @@ from ...records import Change, ChangeReport
 from ...safety import injection_reason, secret_reason
 from .common import ImportFileError, text_of
 
+SEPARATOR = "; "
 FIELDS = {
     "entity": ("name", "entityType", "observations"),
     "relation": ("from", "to", "relationType"),
@@ -54,7 +56,9 @@ def read_memory_json(data: str | bytes, name: str = "memory.json", slot: str = "
             record = _record(line)
             if record["type"] == "entity":
                 graph.entities += 1
-                observations = "\n".join(o.strip() for o in record["observations"] if o.strip())
+                observations = SEPARATOR.join(
+                    o.strip() for o in record["observations"] if o.strip()
+                )
                 if observations:
                     _add(graph, record["name"], observations, number)
                 _add(graph, f"{record['name']}.type", record["entityType"], number)
@@ -66,7 +70,7 @@ def read_memory_json(data: str | bytes, name: str = "memory.json", slot: str = "
                 names = targets.setdefault(key, [])
                 if record["to"] not in names:
                     names.append(record["to"])
-                graph.facts[key] = "\n".join(names)
+                graph.facts[key] = SEPARATOR.join(names)
                 graph.lines.setdefault(key, number)
             for key in _keys_of(record):
                 _check(slot, key, graph.facts.get(key))
