@@ -21,7 +21,8 @@ ALLOWED = {
     # ingest: the deprecated alias Store.flush
     "store": BASE | {"store", "storage", "search", "vectors", "ingest"},
     "ingest": BASE | {"ingest", "store"},
-    "agents": BASE | {"agents", "storage", "store", "vectors"},  # vectors: the llm model hook
+    # vectors: the llm model hook; ingest: the flush tool (the flusher, run for an agent)
+    "agents": BASE | {"agents", "storage", "store", "vectors", "ingest"},
     "cli": BASE | {"cli", "storage", "search", "ingest", "agents", "store", "__init__"},
     # clients of the Store for other ecosystems: asyncio, LangGraph, datasette
     "aio": BASE | {"store"},

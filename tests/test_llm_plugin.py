@@ -48,6 +48,7 @@ def test_plugin_registers_the_toolbox_and_embedding_model():
                 "remember",
                 "forget",
                 "rate",
+                "flush",
             )
         }
         assert llm.get_embedding_model("all-minilm-l6-v2-int8").model_id == "all-minilm-l6-v2-int8"

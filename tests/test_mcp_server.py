@@ -13,7 +13,7 @@ import slotmem
 from slotmem import Store
 from slotmem.agents.mcp_server import build_server
 
-WRITES = {"remember", "forget", "rate"}
+WRITES = {"remember", "forget", "rate", "flush"}
 READS = {"recall", "get", "list", "history", "context"}
 
 
@@ -62,7 +62,7 @@ def test_tools_are_described_annotated_and_strict(people):
         assert all("description" in p for p in tool.input_schema["properties"].values()), name
         assert tool.output_schema is not None, name
         assert tool.annotations.read_only_hint is (name in READS)
-        assert tool.annotations.open_world_hint is False
+        assert tool.annotations.open_world_hint is (name == "flush")  # a model reads it
     assert by_name["forget"].annotations.destructive_hint is True
     assert by_name["rate"].annotations.destructive_hint is False
     assert by_name["remember"].annotations.idempotent_hint is True

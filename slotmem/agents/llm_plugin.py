@@ -19,8 +19,9 @@ SOURCE = "llm-tool"
 
 class Slotmem(llm.Toolbox):
     """Long-term memory in a slotmem file: recall, get, list, history and context; remember,
-    forget and rate unless read-only. ``slots`` limits it to those slots; facts a person
-    protected stay unchanged unless ``allow_protected``."""
+    forget, rate and flush unless read-only. ``slots`` limits it to those slots; facts a person
+    protected stay unchanged unless ``allow_protected``. ``flush_model`` is the model the flush
+    tool extracts facts with (default: llm's default model)."""
 
     def __init__(
         self,
@@ -28,6 +29,7 @@ class Slotmem(llm.Toolbox):
         slots: list[str] | str | None = None,
         read_only: bool = False,
         allow_protected: bool = False,
+        flush_model: str | None = None,
     ):
         from ..storage.db import default_path
 
@@ -35,6 +37,7 @@ class Slotmem(llm.Toolbox):
         self.slots = scope(slots)  # bad slot names fail here, before any file is made
         self.read_only = read_only
         self.allow_protected = allow_protected
+        self.flush_model = flush_model
         self._memory: AgentMemory | None = None
 
     def tools(self):
@@ -95,6 +98,18 @@ class Slotmem(llm.Toolbox):
         right); its quality weighs in its ranking."""
         fact = self._agent().rate(slot, key, rating, comment)
         return f"rated {slot}/{key}: quality is now {fact['quality']}"
+
+    def flush(self, conversation: str, conversation_id: str = "") -> str:
+        """Remember the conversation so far: extract its durable facts (user preferences,
+        project decisions, lessons learned) and store them. conversation: its text, or a JSON
+        list of {role, content} messages; send all of it each time with the same
+        conversation_id, and what was read before is skipped."""
+        done = self._agent().flush(conversation, self.flush_model, conversation_id or None)
+        lines = [
+            f"{f['action']}: {f['slot']}/{f['key']}" + (f" ({f['reason']})" if f["reason"] else "")
+            for f in done["facts"]
+        ]
+        return "\n".join(lines) or "nothing worth remembering"
 
     def list(self, slot: str = "", limit: int = 20) -> str:
         """The facts of a slot (empty: of every slot), most recently updated first, as JSON."""

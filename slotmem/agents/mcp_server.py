@@ -1,8 +1,10 @@
 """The same memory over MCP: ``slotmem mcp -d agent.db`` serves it on stdio. Needs the mcp
 extra: pip install 'slotmem[mcp]'.
 
-- **Tools**: recall, get, list, history, context (read-only), and remember, forget, rate (left
-  out of a read-only server). Each carries MCP's annotations (read-only, destructive,
+- **Tools**: recall, get, list, history, context (read-only), and remember, forget, rate and
+  flush (left out of a read-only server). flush extracts facts from the conversation so far
+  with the client's model (MCP sampling) or the server's ``flush_model``: see
+  slotmem.agents.sampling. Each carries MCP's annotations (read-only, destructive,
   idempotent, closed world), a JSON schema with descriptions, enums and ranges, and rejects
   arguments it does not know. Results are structured (an output schema and JSON text).
 - **Resources**: ``slotmem://slots`` (the slots in scope), ``slotmem://slot/{slot}`` (a slot's
@@ -19,6 +21,7 @@ hence the valid-type exemption).
 # mypy: disable-error-code="valid-type"
 
 import functools
+import inspect
 import json
 from typing import Annotated, Any, Literal
 
@@ -88,16 +91,41 @@ class Forgotten(TypedDict):
     key: str
 
 
+class Message(TypedDict):
+    role: str
+    content: str
+
+
+Messages = list[Message]  # named here: inside _tools, ``list`` is the list tool
+
+
+class FlushedFact(TypedDict):
+    action: str
+    slot: str
+    key: str
+    value: str
+    reason: str | None
+
+
+class Flushed(TypedDict):
+    source: str
+    model: str
+    counts: dict[str, int]
+    facts: list[FlushedFact]
+
+
 def build_server(
     store,
     *,
     slots=None,
     read_only: bool = False,
     allow_protected: bool = False,
+    flush_model=None,
 ):
     """An MCPServer over ``store`` for one agent: ``slots`` (None: every slot), ``read_only``
-    (no remember, forget, rate) and ``allow_protected`` (may overwrite and forget facts a person
-    protected)."""
+    (no remember, forget, rate, flush) and ``allow_protected`` (may overwrite and forget facts a
+    person protected). ``flush_model`` (an llm model or id) is the flush tool's model for a
+    client that offers no sampling."""
     try:
         from mcp.server.mcpserver import MCPServer
         from mcp.types import ToolAnnotations
@@ -115,7 +143,7 @@ def build_server(
         title="slotmem memory",
         version=_version(),
         instructions=INSTRUCTIONS.format(scope=scope, writes="" if read_only else WRITES),
-        tools=_tools(memory, ToolAnnotations),
+        tools=_tools(memory, ToolAnnotations, flush_model),
     )
     _resources(server, memory)
     _prompts(server, memory)
@@ -163,8 +191,11 @@ def _types(memory: AgentMemory):
     }
 
 
-def _tools(memory: AgentMemory, ToolAnnotations) -> list:
+def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
+    from mcp.server.mcpserver import Context
     from pydantic import Field
+
+    from . import sampling
 
     t = _types(memory)
     Slot, AnySlot, Key, Limit = t["slot"], t["any_slot"], t["key"], t["limit"]
@@ -254,6 +285,31 @@ def _tools(memory: AgentMemory, ToolAnnotations) -> list:
         """Pass on the user's feedback about a fact; its quality weighs in its ranking."""
         return memory.rate(slot, key, rating, comment)  # type: ignore[return-value]
 
+    async def flush(
+        conversation: Annotated[
+            Messages | str,
+            Field(
+                description="The conversation so far: its {role, content} messages in order, "
+                "or its text. Send all of it each time: what was read before is skipped",
+                min_length=1,
+            ),
+        ],
+        ctx: Context,
+        conversation_id: Annotated[
+            str | None,
+            Field(
+                description="The same id on every flush of one conversation (default: "
+                "'conversation')",
+                max_length=200,
+            ),
+        ] = None,
+    ) -> Flushed:
+        """Extract the durable facts of the conversation so far (user preferences, project
+        decisions, lessons learned) and store them, each checked as any write is. Your client's
+        model does the reading when it offers sampling. Returns every fact proposed: created,
+        updated, unchanged or rejected (with the reason)."""
+        return await sampling.flush(memory, ctx, conversation, conversation_id, flush_model)
+
     read = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     hints = {
         "recall": ("Recall facts", read),
@@ -279,6 +335,15 @@ def _tools(memory: AgentMemory, ToolAnnotations) -> list:
                 open_world_hint=False,
             ),
         ),
+        "flush": (
+            "Remember the conversation so far",
+            ToolAnnotations(
+                read_only_hint=False,
+                destructive_hint=True,  # it may replace values (kept in history)
+                idempotent_hint=False,
+                open_world_hint=True,  # a language model reads the conversation
+            ),
+        ),
         "rate": (
             "Rate a fact",
             ToolAnnotations(
@@ -289,7 +354,7 @@ def _tools(memory: AgentMemory, ToolAnnotations) -> list:
             ),
         ),
     }
-    functions = [recall, get, list, history, context, remember, forget, rate]
+    functions = [recall, get, list, history, context, remember, forget, rate, flush]
     return [
         _strict_tool(fn, *hints[fn.__name__])
         for fn in functions
@@ -345,6 +410,17 @@ def _arguments_error(tool, error) -> str:
 def _as_tool_errors(function):
     """SlotmemErrors are anticipated failures: their message goes back to the model."""
     from mcp.server.mcpserver.exceptions import ToolError
+
+    if inspect.iscoroutinefunction(function):
+
+        @functools.wraps(function)
+        async def waiting(*args, **kwargs):
+            try:
+                return await function(*args, **kwargs)
+            except SlotmemError as e:
+                raise ToolError(str(e)) from e
+
+        return waiting
 
     @functools.wraps(function)
     def wrapper(*args, **kwargs):

@@ -5,11 +5,13 @@ LangGraph's store share, and the limits an agent is started with.
 
 - **scope**: ``slots`` (None: every slot) is all it can read or write; a call naming another
   slot raises NotPermitted, and a call naming none (recall, list, context) covers the scope only;
-- **read-only**: ``read_only=True`` refuses remember, forget and rate (NotPermitted);
+- **read-only**: ``read_only=True`` refuses remember, forget, rate and flush (NotPermitted);
 - **protection**: a fact a person protected (``slotmem remember`` without ``--source``, ``--protect``,
   ``Store.protect``) cannot be overwritten or forgotten unless ``allow_protected=True``
   (ProtectedFact, checked inside the write transaction);
-- writes pass the same injection and secret scan as the flusher, and record ``source``.
+- writes pass the same injection and secret scan as the flusher, and record ``source``;
+- ``flush`` runs the flusher over the conversation so far, into the slots in scope, under the
+  source ``<source>:<conversation id>`` (the flusher's cursor then reads only what is new).
 
 Every method returns plain JSON-ready data (times as ISO-8601 strings, UTC, milliseconds).
 """
@@ -24,7 +26,7 @@ from ..records import Fact, iso_time
 from ..safety import injection_reason, secret_reason
 from .context import DEFAULT_BUDGET_TOKENS, DEFAULT_SLOTS, build_context
 
-WRITES = ("remember", "forget", "rate")
+WRITES = ("remember", "forget", "rate", "flush")
 LIST_ORDERS = ("updated", "accessed", "used", "created", "key", "pinned")
 
 
@@ -193,6 +195,73 @@ class AgentMemory:
         quality, which weighs in its ranking."""
         self._writing("rate")
         return fact_view(self.store.rate(self.slot(slot), key, rating, comment))
+
+    def flush(self, conversation, model=None, conversation_id: str | None = None) -> dict:
+        """Extract durable facts from ``conversation`` (its text, or a list of ``{role,
+        content}`` messages) with ``model`` (an llm model, id or alias; None: llm's default)
+        into the slots in scope (every slot: user, project, agent). A fact a person protected
+        is left as it is unless ``allow_protected``; the report lists it as rejected."""
+        self._writing("flush")
+        from ..ingest.flusher import flush
+
+        name = validation.text(
+            conversation_id or "conversation", "conversation_id", 200, single_line=True
+        )
+        writes = self.store if self.allow_protected else _KeepProtected(self.store)
+        report = flush(
+            writes,
+            conversation,
+            model,
+            slots=self.slots if self.slots is not None else DEFAULT_SLOTS,
+            source=f"{self.source}:{name}",
+        )
+        for item in report.items:
+            if item.action == PROTECTED:
+                item.action, item.reason = "rejected", "a person protected this fact"
+        return {
+            "source": report.source,
+            "model": report.model,
+            "counts": report.counts(),
+            "facts": [
+                {
+                    "action": i.action,
+                    "slot": i.slot,
+                    "key": i.key,
+                    "value": i.value,
+                    "reason": i.reason,
+                }
+                for i in report.items
+            ],
+        }
+
+
+PROTECTED = "protected"  # what _KeepProtected answers for a fact it left alone
+
+
+class _KeepProtected:
+    """The Store as the flusher writes to it on an agent's behalf: the facts a person protected
+    are left as they are (checked inside the write transaction), the rest written."""
+
+    def __init__(self, store):
+        self._store = store
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+    def upsert_many(self, items) -> list:
+        from ..records import UpsertResult
+
+        items = list(items)
+        with self._store.transaction():
+            kept = {}
+            for index, item in enumerate(items):
+                fact = self._store.get(item["slot"], item["key"])
+                if fact is not None and fact.protected:
+                    kept[index] = UpsertResult(PROTECTED, fact, fact)
+            written = iter(
+                self._store.upsert_many([i for n, i in enumerate(items) if n not in kept])
+            )
+        return [kept[n] if n in kept else next(written) for n in range(len(items))]
 
 
 def scope(slots: Iterable[str] | str | None) -> tuple[str, ...] | None:

@@ -6,6 +6,7 @@ from . import (  # noqa: F401 - they register commands
     episodes,
     facts,
     flush,
+    importers,
     lifecycle,
     recall,
     replicate,

@@ -13,18 +13,25 @@ from .app import cli, database_option, open_store
     metavar="SLOT,...",
     help="Serve only these slots: the agent cannot read or write others",
 )
-@click.option("--read-only", is_flag=True, help="Offer no remember, forget or rate tool")
+@click.option("--read-only", is_flag=True, help="Offer no remember, forget, rate or flush tool")
 @click.option(
     "--allow-protected",
     is_flag=True,
     help="Let the agent overwrite and forget facts a person protected",
 )
+@click.option(
+    "--flush-model",
+    metavar="MODEL",
+    help="The llm model the flush tool uses when the client offers no sampling",
+)
 @database_option
-def mcp(slots, read_only, allow_protected, database):
+def mcp(slots, read_only, allow_protected, flush_model, database):
     """Serve this memory over MCP on stdio.
 
-    Tools: recall, get, list, history, context, remember, forget, rate; resources: the
-    slots, a slot, a fact (slotmem://fact/SLOT/KEY); a prompt, with_memory. Facts written
+    Tools: recall, get, list, history, context, remember, forget, rate, flush (the
+    conversation so far, read by the client's model through MCP sampling, else by
+    --flush-model); resources: the slots, a slot, a fact (slotmem://fact/SLOT/KEY); a
+    prompt, with_memory. Facts written
     with 'slotmem remember' (or protected) cannot be overwritten or forgotten by the agent
     unless --allow-protected.
 
@@ -39,9 +46,17 @@ def mcp(slots, read_only, allow_protected, database):
     from ..agents.tools import scope
 
     served = scope(slots)  # a bad slot name is refused before any file is made
+    if flush_model:
+        from ..ingest.model import resolve
+
+        flush_model = resolve(flush_model)  # an unknown model fails now, not at the first flush
     if not database.exists() and not read_only:
         click.echo(f"slotmem: a new memory file at {database}", err=True)  # stdout is MCP's
     store = open_store(database, create=not read_only)
-    build_server(store, slots=served, read_only=read_only, allow_protected=allow_protected).run(
-        "stdio"
-    )
+    build_server(
+        store,
+        slots=served,
+        read_only=read_only,
+        allow_protected=allow_protected,
+        flush_model=flush_model,
+    ).run("stdio")
