@@ -192,7 +192,10 @@ class AgentMemory:
         """Feedback on a fact (-3 wrong or harmful .. 3 exactly right); it moves the fact's
         quality, which weighs in its ranking."""
         self._writing("rate")
-        return fact_view(self.store.rate(self.slot(slot), key, rating, comment))
+        fact = self.store.rate(
+            self.slot(slot), key, rating, comment, allow_protected=self.allow_protected
+        )
+        return fact_view(fact)
 
 
 def scope(slots: Iterable[str] | str | None) -> tuple[str, ...] | None:

@@ -178,8 +178,19 @@ class Writes(Core):
         return True
 
     @_translated
-    def rate(self, slot: str, key: str, rating: int, comment: str | None = None) -> Fact:
-        """Record human feedback (-3..3); the fact's quality becomes the rounded mean rating."""
+    def rate(
+        self,
+        slot: str,
+        key: str,
+        rating: int,
+        comment: str | None = None,
+        *,
+        allow_protected: bool = True,
+    ) -> Fact:
+        """Record human feedback (-3..3); the fact's quality becomes the rounded mean rating.
+        ``allow_protected=False`` (what agents pass) refuses to rate a protected fact
+        (ProtectedFact): an agent's rating must not demote or, rated badly, help prune what a
+        person wrote."""
         slot, key, rating = validation.slot(slot), validation.key(key), validation.rating(rating)
         comment = None if comment is None else validation.value(comment)
         with self.transaction():
@@ -187,6 +198,8 @@ class Writes(Core):
             row = self._row(slot, key, now)
             if row is None:
                 raise InvalidInput(f"no fact {slot}/{key} to rate")
+            if not allow_protected and row["protected_at"] is not None:
+                raise _protected(slot, key, "rate")
             self.conn.execute(
                 "INSERT INTO memory_feedback (fact_id, rating, comment, at) VALUES (?, ?, ?, ?)",
                 (row["id"], rating, comment, now),
