@@ -66,9 +66,7 @@ class Upkeep(Policies, Reads):
             )
 
     @_translated
-    def prune(
-        self, *, dry_run: bool = False, include_protected: bool = False
-    ) -> list[PruneReport]:
+    def prune(self, *, dry_run: bool = False, include_protected: bool = False) -> list[PruneReport]:
         """Prune every slot (what cron runs): each by its policy, a slot without one by the
         default policy; then checkpoint the WAL. Protected facts stay unless
         ``include_protected``."""
