@@ -20,7 +20,8 @@ SOURCE = "llm-tool"
 class Slotmem(llm.Toolbox):
     """Long-term memory in a slotmem file: recall, get, list, history and context; remember,
     forget and rate unless read-only. ``slots`` limits it to those slots; facts a person
-    protected stay unchanged unless ``allow_protected``."""
+    protected stay unchanged unless ``allow_protected``; contexts come inside a ``<memory>``
+    element that marks them as data unless ``delimit=False``."""
 
     def __init__(
         self,
@@ -28,6 +29,7 @@ class Slotmem(llm.Toolbox):
         slots: list[str] | str | None = None,
         read_only: bool = False,
         allow_protected: bool = False,
+        delimit: bool = True,
     ):
         from ..storage.db import default_path
 
@@ -35,6 +37,7 @@ class Slotmem(llm.Toolbox):
         self.slots = scope(slots)  # bad slot names fail here, before any file is made
         self.read_only = read_only
         self.allow_protected = allow_protected
+        self.delimit = delimit  # contexts inside <memory> (slotmem.agents.framing)
         self._memory: AgentMemory | None = None
 
     def tools(self):
@@ -54,6 +57,7 @@ class Slotmem(llm.Toolbox):
                 read_only=self.read_only,
                 allow_protected=self.allow_protected,
                 source=SOURCE,
+                delimit=self.delimit,
             )
         return self._memory
 

@@ -94,10 +94,11 @@ def build_server(
     slots=None,
     read_only: bool = False,
     allow_protected: bool = False,
+    delimit: bool = True,
 ):
     """An MCPServer over ``store`` for one agent: ``slots`` (None: every slot), ``read_only``
     (no remember, forget, rate) and ``allow_protected`` (may overwrite and forget facts a person
-    protected)."""
+    protected); ``delimit``: contexts inside a ``<memory>`` element (slotmem.agents.framing)."""
     try:
         from mcp.server.mcpserver import MCPServer
         from mcp.types import ToolAnnotations
@@ -107,7 +108,12 @@ def build_server(
         ) from None
 
     memory = AgentMemory(
-        store, slots=slots, read_only=read_only, allow_protected=allow_protected, source=SOURCE
+        store,
+        slots=slots,
+        read_only=read_only,
+        allow_protected=allow_protected,
+        source=SOURCE,
+        delimit=delimit,
     )
     scope = ", ".join(memory.slots) if memory.slots else "user, project, agent and others"
     server: Any = MCPServer(

@@ -9,7 +9,8 @@ LangGraph's store share, and the limits an agent is started with.
 - **protection**: a fact a person protected (``slotmem remember`` without ``--source``, ``--protect``,
   ``Store.protect``) cannot be overwritten or forgotten unless ``allow_protected=True``
   (ProtectedFact, checked inside the write transaction);
-- writes pass the same injection and secret scan as the flusher, and record ``source``.
+- writes pass the same injection and secret scan as the flusher, and record ``source``;
+- **contexts are marked as data**: inside a ``<memory>`` element (``delimit=False``: plain).
 
 Every method returns plain JSON-ready data (times as ISO-8601 strings, UTC, milliseconds).
 """
@@ -59,8 +60,10 @@ class AgentMemory:
         read_only: bool = False,
         allow_protected: bool = False,
         source: str = "agent",
+        delimit: bool = True,
     ):
         self.store = store
+        self.delimit = bool(delimit)  # contexts inside <memory>: see slotmem.agents.framing
         self.slots = scope(slots)
         self.read_only = bool(read_only)
         self.allow_protected = bool(allow_protected)
@@ -155,9 +158,12 @@ class AgentMemory:
 
     def context(self, message: str, budget_tokens: int = DEFAULT_BUDGET_TOKENS) -> str:
         """The markdown memory sections a prompt gets for ``message`` ('' when nothing is
-        relevant and nothing is pinned), from the slots in scope."""
+        relevant and nothing is pinned), from the slots in scope; inside a ``<memory>`` element
+        that marks them as data unless the agent was started with ``delimit=False``."""
         slots = self.slots if self.slots is not None else DEFAULT_SLOTS
-        return build_context(self.store, message, slots, budget_tokens=budget_tokens)
+        return build_context(
+            self.store, message, slots, budget_tokens=budget_tokens, delimit=self.delimit
+        )
 
     # -- writes ------------------------------------------------------------------------------
     def remember(self, slot: str, key: str, value: str, confidence: float = 0.8) -> dict:

@@ -19,8 +19,13 @@ from .app import cli, database_option, open_store
     is_flag=True,
     help="Let the agent overwrite and forget facts a person protected",
 )
+@click.option(
+    "--no-delimit",
+    is_flag=True,
+    help="Contexts as plain markdown, not inside a <memory> element marking them as data",
+)
 @database_option
-def mcp(slots, read_only, allow_protected, database):
+def mcp(slots, read_only, allow_protected, no_delimit, database):
     """Serve this memory over MCP on stdio.
 
     Tools: recall, get, list, history, context, remember, forget, rate; resources: the
@@ -42,6 +47,10 @@ def mcp(slots, read_only, allow_protected, database):
     if not database.exists() and not read_only:
         click.echo(f"slotmem: a new memory file at {database}", err=True)  # stdout is MCP's
     store = open_store(database, create=not read_only)
-    build_server(store, slots=served, read_only=read_only, allow_protected=allow_protected).run(
-        "stdio"
-    )
+    build_server(
+        store,
+        slots=served,
+        read_only=read_only,
+        allow_protected=allow_protected,
+        delimit=not no_delimit,
+    ).run("stdio")

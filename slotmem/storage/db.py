@@ -25,7 +25,7 @@ from ..errors import (
     StorageError,
     StoreBusy,
 )
-from . import litestream
+from . import forks, litestream
 
 DRIVER_ENV = "SLOTMEM_SQLITE_DRIVER"
 DRIVERS = ("sqlean", "pysqlite3", "sqlite3")
@@ -86,6 +86,7 @@ MMAP_BYTES = 1 << 30
 # What a WAL file is cut back to when a checkpoint resets it. Without a limit it keeps the size
 # of its largest burst (a reader that pinned it, one big transaction) for good.
 JOURNAL_SIZE_LIMIT = 32 << 20
+SPILL_PAGES = 16_384  # 64 MB of 4 KB pages
 
 
 def default_path() -> Path:
@@ -158,6 +159,10 @@ def configure(conn, path: str | os.PathLike, readonly: bool = False) -> None:
             conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
             if litestream.has_state(path):  # its checkpoints are Litestream's: see transaction
                 conn.execute("PRAGMA wal_autocheckpoint = 0")
+        # No dirty page is written to the WAL before its transaction commits (up to 64 MB of
+        # them): a child forked inside a transaction then rolls back its copy without touching
+        # the WAL index the parent is still writing (see Connections._after_fork).
+        conn.execute(f"PRAGMA cache_spill = {SPILL_PAGES}")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
@@ -241,36 +246,43 @@ def translate(error: Exception, path: str | os.PathLike = "the database") -> Exc
 @contextlib.contextmanager
 def transaction(conn, path: str | os.PathLike = "the database"):
     """A write transaction begun with BEGIN IMMEDIATE (a savepoint when one is already open).
+    A child forked inside leaves it untouched (the parent commits or rolls back).
     On a file Litestream replicates, the commit makes no automatic checkpoint: checked at every
     transaction, because Litestream may have started after this connection was opened."""
     if litestream.has_state(path):
         conn.execute("PRAGMA wal_autocheckpoint = 0")
+    pid = os.getpid()
     if conn.in_transaction:
         conn.execute("SAVEPOINT slotmem")
         try:
             yield conn
         except BaseException:
-            conn.execute("ROLLBACK TO slotmem")
-            conn.execute("RELEASE slotmem")
+            if os.getpid() == pid:
+                conn.execute("ROLLBACK TO slotmem")
+                conn.execute("RELEASE slotmem")
             raise
-        conn.execute("RELEASE slotmem")
+        if os.getpid() == pid:
+            conn.execute("RELEASE slotmem")
         return
     try:
         conn.execute("BEGIN IMMEDIATE")
     except OperationalError as e:
         raise translate(e, path) from e
-    try:
-        yield conn
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    try:
-        conn.execute("COMMIT")
-    except OperationalError as e:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise translate(e, path) from e
+    with forks.calling():
+        try:
+            yield conn
+        except BaseException:
+            if os.getpid() == pid and conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        if os.getpid() != pid:  # a child forked inside: the transaction is the parent's
+            return
+        try:
+            conn.execute("COMMIT")
+        except OperationalError as e:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise translate(e, path) from e
 
 
 class Connections:
@@ -302,6 +314,22 @@ class Connections:
         self._lock = threading.Lock()
         self._all: list = []
         self._vec_wanted = False
+        forks.register(self._after_fork)
+
+    def _after_fork(self) -> None:
+        """In a forked child: a new lock (another thread of the parent may have held it), and
+        the forking thread's connection closed. SQLite keeps the locks a process's connections
+        hold in memory the whole process shares: inherited, they would make every connection the
+        child opens wait for a write lock the child can never see released. Closing it (which
+        rolls back the parent's transaction in the child's copy only: POSIX locks are the
+        parent's) lets them go; it is safe once no other thread was inside SQLite at the fork
+        (``forks.quiet``). Connections of other threads stay open and unused."""
+        self._lock = threading.Lock()
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and self._local.pid != os.getpid() and forks.quiet():
+            self._local.conn = None
+            with contextlib.suppress(Exception):
+                conn.close()
 
     def get(self):
         local = self._local

@@ -12,17 +12,19 @@ from pathlib import Path
 
 from ..errors import InvalidInput, StorageError
 from ..search import DocFreqs, Ranking
-from ..storage import access, db, litestream, migrate
+from ..storage import access, db, forks, litestream, migrate
 from ..vectors.semantic import Semantic
 
 
 def _translated(method):
-    """Driver errors leave the Store as SlotmemErrors that name the file and the fix."""
+    """Driver errors leave the Store as SlotmemErrors that name the file and the fix; a fork
+    in another thread waits until the call is done."""
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         try:
-            return method(self, *args, **kwargs)
+            with forks.calling():  # a fork waits for it: see slotmem.storage.forks
+                return method(self, *args, **kwargs)
         except db.DatabaseError as e:
             raise db.translate(e, self.path) from e
 
@@ -69,14 +71,15 @@ class Core:
             self.readonly = False
         self.clock = clock
         self.ranking = ranking or Ranking()
-        self._connections = db.Connections(
-            self.path, readonly=self.readonly, create=not exists, check=migrate.check_owner
-        )
-        try:
-            self.migrated = migrate.migrate(self.conn, self.path, readonly=self.readonly)
-        except BaseException:
-            self._connections.close()
-            raise
+        with forks.calling():  # a fork in another thread waits for the file to be open
+            self._connections = db.Connections(
+                self.path, readonly=self.readonly, create=not exists, check=migrate.check_owner
+            )
+            try:
+                self.migrated = migrate.migrate(self.conn, self.path, readonly=self.readonly)
+            except BaseException:
+                self._connections.close()
+                raise
         self.semantic = Semantic(self._connections, clock)
         self._doc_freqs = DocFreqs()
         self._accesses = access.Accesses(self._connections)
