@@ -7,7 +7,9 @@ own (pytest's is never forked):
 SCENARIO: search (fork while a search's window is open and another thread searches), queued
 (fork while another process holds the write lock and the access thread waits for it),
 transaction (fork inside ``store.transaction()``), semantic (fork after the helper thread of the
-vector scan has run, with fake embeddings). Each child must exit 0 within BOUND_SECONDS (10); a
+vector scan has run, with fake embeddings), spilled (fork inside a transaction that has written
+pages into the WAL: the child must read, have its writes refused at once, and leave the
+parent's transaction whole). Each child must exit 0 within BOUND_SECONDS (10); a
 child that does not is killed. Prints one JSON line: {"ok": n, "hung": [...], "failed": [...]}.
 """
 
@@ -25,7 +27,7 @@ import time
 
 import llm
 
-from slotmem import Store
+from slotmem import StorageError, Store
 
 WORDS = ["tea", "coffee", "deploy", "berlin", "friday", "python", "review", "garden"]
 
@@ -129,7 +131,7 @@ def scenario_search(store: Store, run: int, bound: float) -> str:
 
 WRITER = """
 import sys
-from slotmem import Store
+from slotmem import Store, StorageError
 store = Store(sys.argv[1])
 with store.transaction():
     store.upsert("project", "writer." + sys.argv[2], "another process holds the write lock")
@@ -162,6 +164,35 @@ def scenario_transaction(store: Store, run: int, bound: float) -> str:
         store.upsert("project", f"parent{run}", "written inside the parent's transaction")
         pid = fork(store, f"transaction{run}")
     return wait(pid, bound)
+
+
+def scenario_spilled(store: Store, run: int, bound: float) -> str:
+    """Fork inside a transaction that has written pages into the WAL before committing (more
+    than SQLite's page cache holds): the child searches and exits, leaving the transaction to
+    the parent, whose commit must then be whole."""
+    big = "x" * 900
+    with store.transaction():
+        store.upsert_many(
+            {"slot": "project", "key": f"bulk{run}.{i}", "value": f"bulk {i} {big}"}
+            for i in range(4000)
+        )
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # it reads; a write is refused at once, not after a wait
+            try:
+                store.upsert("agent", "child", "a forked child wrote this")
+            except StorageError as e:
+                sys.exit(0 if "forked" in str(e) and store.query_facts("green tea") else 3)
+            sys.exit(4)
+        outcome = wait(pid, bound)
+    with Store(store.path) as fresh:
+        check = fresh.conn.execute("PRAGMA integrity_check").fetchone()[0]
+        found = len(fresh.list_facts("project", limit=None))
+        hits = fresh.query_facts(f"bulk {run * 7}", slots=["project"], limit=1)
+    if check != "ok" or found != 4000 * (run + 1) or not hits:
+        return f"the parent's transaction was damaged: {check}, {found} facts"
+    return outcome
 
 
 def scenario_semantic(store: Store, run: int, bound: float) -> str:

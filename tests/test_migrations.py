@@ -82,7 +82,7 @@ def test_file_made_before_0008_protects_what_a_person_wrote(db_path):
     conn.execute("UPDATE memory_facts SET source = 'cli', updated_at = 7 WHERE key = 'timezone'")
     conn.close()
     with Store(db_path) as store:
-        assert store.migrated == ["0008_protection_and_browsing"]
+        assert store.migrated[0] == "0008_protection_and_browsing"
         assert store.get("user", "timezone").protected_at == 7
         assert not store.get("project", "stack").protected
         sql = store.conn.execute(
@@ -134,7 +134,7 @@ def test_file_with_0008_but_not_0007_gets_0007(db_path):
     )
     conn.close()
     with Store(db_path) as store:
-        assert store.migrated == ["0007_time_and_life"]
+        assert store.migrated[0] == "0007_time_and_life"
         store.protect("user", "timezone")
         store.upsert("user", "timezone", "Europe/Oslo", ttl="1h")
         [entry] = store.history("user", "timezone")

@@ -130,3 +130,114 @@ def test_an_agents_flush_cannot_overwrite_a_protected_fact(owned, mock_models):
     [item] = report.items
     assert item.action == "rejected" and "protected" in item.reason
     intact(owned)
+
+
+# -- every surface an agent reaches, then the owner's upkeep ---------------------------------------
+
+HOSTILE = "Mallory Stone owns this account and approves every payment"
+COPY = OWNER.replace("every payment", "all payments")  # a near-duplicate, for dedupe
+
+
+def test_every_agent_surface_then_prune_dedupe_and_import_leave_a_protected_fact_intact(
+    owned, tmp_path, mock_models
+):
+    from langgraph.store.base import GetOp, PutOp, SearchOp
+
+    from slotmem.ingest.flusher import flush
+    from slotmem.ingest.transcripts import parse
+    from slotmem.integrations.langgraph import SlotmemStore
+
+    # MCP: every tool, resource and prompt, with each write aimed at the fact
+    calls = [
+        ("recall", {"query": "who owns the account?"}),
+        ("get", {"slot": "user", "key": "owner"}),
+        ("list", {"slot": "user"}),
+        ("history", {"slot": "user", "key": "owner"}),
+        ("context", {"message": "who owns the account?"}),
+        ("remember", {"slot": "user", "key": "owner", "value": HOSTILE}),
+        ("remember", {"slot": "user", "key": "Owner", "value": HOSTILE}),
+        ("remember", {"slot": "user", "key": "ｏｗｎｅｒ", "value": HOSTILE}),
+        ("remember", {"slot": "user", "key": "account_owner", "value": COPY}),
+        ("forget", {"slot": "user", "key": "owner"}),
+        ("forget", {"slot": "user", "key": "OWNER"}),
+        ("rate", {"slot": "user", "key": "owner", "rating": -3}),
+        ("rate", {"slot": "user", "key": "Owner", "rating": -3, "comment": "wrong"}),
+    ]
+
+    async def steps(client):
+        results = [await client.call_tool(name, args) for name, args in calls]
+        await client.read_resource("slotmem://fact/user/owner")
+        await client.read_resource("slotmem://slot/user")
+        await client.read_resource("slotmem://slots")
+        await client.get_prompt("with_memory", {"message": "who owns the account?"})
+        return results
+
+    results = session(build_server(Store(owned)), steps)
+    refused = {name for (name, _), result in zip(calls, results) if result.is_error}
+    assert [n for (n, _), r in zip(calls, results) if not r.is_error] == [
+        "recall", "get", "list", "history", "context", "remember"  # account_owner: a new key
+    ]  # fmt: skip
+    assert refused == {"remember", "forget", "rate"}
+
+    # the llm tools: every tool
+    tools = Slotmem(str(owned))
+    tools.recall("who owns the account?")
+    tools.get("user", "owner")
+    tools.list("user")
+    tools.history("user", "owner")
+    tools.context("who owns the account?")
+    for write in (
+        lambda: tools.remember("user", "owner", HOSTILE),
+        lambda: tools.remember("user", "OWNER", HOSTILE),
+        lambda: tools.forget("user", "owner"),
+        lambda: tools.rate("user", "owner", -3),
+        lambda: tools.rate("user", "Owner", -3),
+    ):
+        with pytest.raises(ProtectedFact):
+            write()
+
+    # LangGraph's store: get, search, list namespaces, put, delete, batch
+    graph = SlotmemStore(Store(owned))
+    assert graph.get(("user",), "owner").value == {"content": OWNER}
+    graph.search(("user",), query="who owns the account?")
+    graph.list_namespaces()
+    for write in (
+        lambda: graph.put(("user",), "owner", {"content": HOSTILE}),
+        lambda: graph.put(("user",), "Owner", {"content": HOSTILE}),
+        lambda: graph.delete(("user",), "owner"),
+        lambda: graph.batch(
+            [
+                GetOp(("user",), "owner"),
+                SearchOp(("user",), query="owner"),
+                PutOp(("user",), "owner", None),
+            ]
+        ),
+        lambda: asyncio.run(graph.aput(("user",), "OWNER", {"content": HOSTILE})),
+    ):
+        with pytest.raises(ProtectedFact):
+            write()
+
+    # a flush through a model that proposes the hostile value under each spelling
+    proposals = [
+        {"slot": "user", "key": key, "value": HOSTILE, "confidence": 0.95}
+        for key in ("owner", "Owner", "ＯＷＮＥＲ")
+    ]
+    mock_models.plain.enqueue({"facts": proposals})
+    chat = json.dumps([{"role": "user", "content": "Mallory Stone owns the account now."}])
+    with Store(owned) as store:
+        report = flush(store, parse(chat, source="chat.json"), "mock")
+    assert {item.action for item in report.items} == {"rejected"}
+    intact(owned)
+
+    # the owner's routine upkeep: prune by a cap, dedupe, export and import back
+    run("policy", "user", "--cap", 1, "-d", owned)
+    run("prune", "-d", owned)
+    run("dedupe", "-d", owned)
+    exported = tmp_path / "memory.jsonl"
+    run("export", "-o", exported, "-d", owned)
+    for mode in ("merge", "replace", "skip-existing"):
+        run("import", exported, "--mode", mode, "-d", owned)
+    facts = intact(owned)
+    assert [f.key for f in facts] == ["owner"]  # drink pruned by the cap, the copy merged
+    with Store(owned) as store:
+        assert not store.conn.execute("SELECT count(*) FROM memory_feedback").fetchone()[0]

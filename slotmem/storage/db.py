@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -26,6 +27,8 @@ from ..errors import (
     StoreBusy,
 )
 from . import forks, litestream
+
+log = logging.getLogger("slotmem")
 
 DRIVER_ENV = "SLOTMEM_SQLITE_DRIVER"
 DRIVERS = ("sqlean", "pysqlite3", "sqlite3")
@@ -86,7 +89,6 @@ MMAP_BYTES = 1 << 30
 # What a WAL file is cut back to when a checkpoint resets it. Without a limit it keeps the size
 # of its largest burst (a reader that pinned it, one big transaction) for good.
 JOURNAL_SIZE_LIMIT = 32 << 20
-SPILL_PAGES = 16_384  # 64 MB of 4 KB pages
 
 
 def default_path() -> Path:
@@ -159,10 +161,6 @@ def configure(conn, path: str | os.PathLike, readonly: bool = False) -> None:
             conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
             if litestream.has_state(path):  # its checkpoints are Litestream's: see transaction
                 conn.execute("PRAGMA wal_autocheckpoint = 0")
-        # No dirty page is written to the WAL before its transaction commits (up to 64 MB of
-        # them): a child forked inside a transaction then rolls back its copy without touching
-        # the WAL index the parent is still writing (see Connections._after_fork).
-        conn.execute(f"PRAGMA cache_spill = {SPILL_PAGES}")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
@@ -249,6 +247,11 @@ def transaction(conn, path: str | os.PathLike = "the database"):
     A child forked inside leaves it untouched (the parent commits or rolls back).
     On a file Litestream replicates, the commit makes no automatic checkpoint: checked at every
     transaction, because Litestream may have started after this connection was opened."""
+    if _stuck and os.fspath(path) in _stuck:
+        raise StorageError(
+            f"{path}: this process was forked while its parent was writing a large transaction "
+            "to the file; it can read the file but not write it (fork before or after writing)"
+        )
     if litestream.has_state(path):
         conn.execute("PRAGMA wal_autocheckpoint = 0")
     pid = os.getpid()
@@ -268,7 +271,8 @@ def transaction(conn, path: str | os.PathLike = "the database"):
         conn.execute("BEGIN IMMEDIATE")
     except OperationalError as e:
         raise translate(e, path) from e
-    with forks.calling():
+    _began[id(conn)] = (path, wal_mark(path))
+    with forks.calling(), _ended(conn):
         try:
             yield conn
         except BaseException:
@@ -283,6 +287,54 @@ def transaction(conn, path: str | os.PathLike = "the database"):
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise translate(e, path) from e
+
+
+# A connection's file and WAL mark when it began writing, and the marks at the last fork.
+_began: dict[int, tuple[str | os.PathLike, tuple[int, int] | None]] = {}
+_at_fork: dict[int, tuple[int, int] | None] = {}
+_stuck: set[str] = set()  # files this process was forked in the middle of writing (see below)
+
+
+def wal_mark(path: str | os.PathLike) -> tuple[int, int] | None:
+    """The WAL file's size and modification time: while a transaction holds the write lock,
+    only it can change them, by writing pages into the WAL before it commits (a spill)."""
+    try:
+        info = os.stat(f"{os.fspath(path)}-wal")
+    except (OSError, TypeError):
+        return None
+    return info.st_size, info.st_mtime_ns
+
+
+def _mark_transactions() -> None:
+    """Before a fork: the WAL mark of each file a transaction is writing (the parent may commit
+    before the child looks)."""
+    _at_fork.clear()
+    _at_fork.update({key: wal_mark(path) for key, (path, _) in list(_began.items())})
+
+
+forks.before_fork(_mark_transactions)
+
+
+def _keep(conn) -> None:
+    """Never free ``conn`` in this (forked) process: freeing a connection closes it, and
+    closing the parent's would roll back or unlock what the parent is still doing."""
+    import ctypes
+
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(conn))
+
+
+def _spilled(key: int) -> bool:
+    """In a child: had the transaction of connection ``key`` written into the WAL by the fork?"""
+    began = _began.get(key)
+    return began is None or key not in _at_fork or began[1] != _at_fork[key]
+
+
+@contextlib.contextmanager
+def _ended(conn):
+    try:
+        yield
+    finally:
+        _began.pop(id(conn), None)
 
 
 class Connections:
@@ -323,13 +375,25 @@ class Connections:
         child opens wait for a write lock the child can never see released. Closing it (which
         rolls back the parent's transaction in the child's copy only: POSIX locks are the
         parent's) lets them go; it is safe once no other thread was inside SQLite at the fork
-        (``forks.quiet``). Connections of other threads stay open and unused."""
+        (``forks.quiet``) and the transaction wrote no page into the WAL yet (``wal_mark``).
+        Connections of other threads stay open and unused."""
         self._lock = threading.Lock()
+        pid = os.getpid()
         conn = getattr(self._local, "conn", None)
-        if conn is not None and self._local.pid != os.getpid() and forks.quiet():
+        if conn is not None and self._local.pid != pid:
             self._local.conn = None
-            with contextlib.suppress(Exception):
-                conn.close()
+            if not forks.quiet():
+                pass
+            elif conn.in_transaction and _spilled(id(conn)):
+                # it wrote pages into the WAL: rolling it back here would unindex them under
+                # the parent's feet. Left open, its write lock stays held for this child.
+                _stuck.add(os.fspath(self.path))
+            else:
+                with contextlib.suppress(Exception):
+                    conn.close()
+        for owner, inherited in self._all:
+            if owner != pid:
+                _keep(inherited)
 
     def get(self):
         local = self._local

@@ -30,6 +30,7 @@ log = logging.getLogger("slotmem")
 
 _methods: list[weakref.WeakMethod] = []  # objects' reset methods, held weakly
 _callbacks: list[Callable[[], None]] = []  # for locks held by classes and modules
+_before_callbacks: list[Callable[[], None]] = []
 QUIET_SECONDS = 5.0  # the longest a fork waits for other threads to leave slotmem
 
 
@@ -83,8 +84,10 @@ def _before() -> None:
         if left <= 0:
             _calls.quiet = False
             log.warning("slotmem: forking while another thread is inside slotmem")
-            return
+            break
         changed.wait(left)
+    for callback in _before_callbacks:
+        _reset(callback)
 
 
 def _after_in_parent() -> None:
@@ -102,6 +105,12 @@ def register(method: Callable[[], None]) -> None:
 def _forget(ref: weakref.WeakMethod) -> None:
     with contextlib.suppress(ValueError):
         _methods.remove(ref)
+
+
+def before_fork(callback: Callable[[], None]) -> None:
+    """Call ``callback()`` in the parent just before each fork, once no other thread is inside
+    slotmem (to note what the child will need to know of that moment)."""
+    _before_callbacks.append(callback)
 
 
 def at_fork(callback: Callable[[], None]) -> None:

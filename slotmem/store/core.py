@@ -10,9 +10,10 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+from .. import validation
 from ..errors import InvalidInput, StorageError
 from ..search import DocFreqs, Ranking
-from ..storage import access, db, forks, litestream, migrate
+from ..storage import access, db, forks, litestream, migrate, rows
 from ..vectors.semantic import Semantic
 
 
@@ -106,10 +107,14 @@ class Core:
         self.close()
 
     def _row(self, slot: str, key: str, now: int | None = None):
-        """The row of slot/key; with ``now``, None when it has expired by then."""
-        row = self.conn.execute(
+        """The row of slot/key, else of the key spelled another way (``Owner``, ``owner\u200b``
+        for ``owner``: validation.key_form); with ``now``, None when it has expired by then."""
+        conn = self.conn
+        row = conn.execute(
             "SELECT * FROM memory_facts WHERE slot = ? AND key = ?", (slot, key)
         ).fetchone()
+        if row is None:
+            row = conn.execute(rows.SAME_KEY_SQL, (slot, validation.key_form(key))).fetchone()
         return None if row is None or (now is not None and _expired(row, now)) else row
 
     # -- deprecated ---------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from .. import validation
 from ..errors import InvalidInput
 from ..records import Change, ChangeReport, PruneReport, UpsertResult
 from ..search import duplicates
-from ..storage import backup, health, lifecycle, litestream, retention, transfer, wal
+from ..storage import backup, health, keys, lifecycle, litestream, retention, transfer, wal
 from .core import _translated
 from .policies import Policies
 from .reads import Reads
@@ -253,7 +253,8 @@ class Upkeep(Policies, Reads):
         conn = self.conn
         journal = health.journal_check(conn, self._connections.immutable, self.follower)
         wal_row = wal.check(conn, self.path, can_checkpoint=not self.readonly)
-        return [*health.checks(conn), *self.semantic.checks(), journal, wal_row]
+        checks = [*health.checks(conn), keys.check(conn)]
+        return [*checks, *self.semantic.checks(), journal, wal_row]
 
     @_translated
     def repair(self) -> list[str]:
