@@ -96,7 +96,7 @@ class Slotmem(llm.Toolbox):
 
     def rate(self, slot: str, key: str, rating: int, comment: str | None = None) -> str:
         """Pass on the user's feedback about a fact: -3 (wrong or harmful) to 3 (exactly
-        right); its quality weighs in its ranking."""
+        right); its quality weighs in its ranking. A fact a person protected cannot be rated."""
         fact = self._agent().rate(slot, key, rating, comment)
         return f"rated {slot}/{key}: quality is now {fact['quality']}"
 

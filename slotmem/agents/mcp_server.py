@@ -257,7 +257,8 @@ def _tools(memory: AgentMemory, ToolAnnotations) -> list:
         ],
         comment: Annotated[str | None, Field(description="Why", max_length=500)] = None,
     ) -> FactOut:
-        """Pass on the user's feedback about a fact; its quality weighs in its ranking."""
+        """Pass on the user's feedback about a fact; its quality weighs in its ranking. A fact
+        a person protected cannot be rated."""
         return memory.rate(slot, key, rating, comment)  # type: ignore[return-value]
 
     read = ToolAnnotations(read_only_hint=True, open_world_hint=False)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import logging
 import os
 import threading
 from collections.abc import Callable
@@ -27,8 +26,6 @@ from ..errors import (
     StoreBusy,
 )
 from . import forks, litestream
-
-log = logging.getLogger("slotmem")
 
 DRIVER_ENV = "SLOTMEM_SQLITE_DRIVER"
 DRIVERS = ("sqlean", "pysqlite3", "sqlite3")
@@ -249,8 +246,8 @@ def transaction(conn, path: str | os.PathLike = "the database"):
     transaction, because Litestream may have started after this connection was opened."""
     if _stuck and os.fspath(path) in _stuck:
         raise StorageError(
-            f"{path}: this process was forked while its parent was writing a large transaction "
-            "to the file; it can read the file but not write it (fork before or after writing)"
+            f"{path}: this process was forked in the middle of its parent's write transaction; "
+            "it can read the file but not write it (fork before or after writing)"
         )
     if litestream.has_state(path):
         conn.execute("PRAGMA wal_autocheckpoint = 0")
@@ -376,19 +373,18 @@ class Connections:
         rolls back the parent's transaction in the child's copy only: POSIX locks are the
         parent's) lets them go; it is safe once no other thread was inside SQLite at the fork
         (``forks.quiet``) and the transaction wrote no page into the WAL yet (``wal_mark``).
-        Connections of other threads stay open and unused."""
+        Connections of other threads stay open, unused and never freed (``_keep``)."""
         self._lock = threading.Lock()
         pid = os.getpid()
         conn = getattr(self._local, "conn", None)
         if conn is not None and self._local.pid != pid:
             self._local.conn = None
-            if not forks.quiet():
-                pass
-            elif conn.in_transaction and _spilled(id(conn)):
-                # it wrote pages into the WAL: rolling it back here would unindex them under
-                # the parent's feet. Left open, its write lock stays held for this child.
+            if conn.in_transaction and (not forks.quiet() or _spilled(id(conn))):
+                # it wrote pages into the WAL (rolling it back here would unindex them under
+                # the parent's feet), or another thread may have been inside SQLite: left
+                # open, its write lock stays held for this child, whose writes fail at once.
                 _stuck.add(os.fspath(self.path))
-            else:
+            elif forks.quiet():
                 with contextlib.suppress(Exception):
                     conn.close()
         for owner, inherited in self._all:
