@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import math
 import re
+import unicodedata
 
 from .errors import InvalidInput
 from .records import SlotPolicy
@@ -46,6 +47,40 @@ def text(value, what: str, limit: int, *, single_line: bool = False) -> str:
 
 def key(value) -> str:
     return text(value, "key", MAX_KEY_CHARS, single_line=True)
+
+
+# Letters of other scripts that look like Latin ones (as slotmem.safety folds them for its scan).
+_KEY_LOOKALIKES = str.maketrans(
+    "аеорсхуіјѕԁһӏкмнтвαορικντυχεɡıɪʟ",
+    "aeopcxyijsdhlkmhtbaopikvtuxegiil",
+)
+_KEY_LOOKALIKE_CHARS = frozenset("аеорсхуіјѕԁһӏкмнтвαορικντυχεɡıɪʟ")
+_KEY_INVISIBLE = frozenset("\u034f\u115f\u1160\u3164\uffa0")  # joiner, Hangul fillers
+
+
+def key_form(value: str) -> str:
+    """What makes two keys one: ``Owner``, ``owner\u200b``, ``ｏｗｎｅｒ`` and ``оwner`` (a
+    Cyrillic о) are all ``owner``. Unicode NFKC (width and compatibility forms), invisible
+    characters removed (format characters such as zero-width spaces and joiners, variation
+    selectors, fillers), case folded, runs of spaces made one, and letters of other scripts
+    that look Latin folded to Latin where the key has Latin letters or is made of look-alikes
+    only (a Russian or Greek key keeps its letters)."""
+    form = unicodedata.normalize("NFKC", value)
+    form = "".join(ch for ch in form if not _invisible(ch)).casefold()
+    form = " ".join(unicodedata.normalize("NFKC", form).split())
+    letters = [ch for ch in form if ch.isalpha()]
+    if any(ch.isascii() for ch in letters) or all(ch in _KEY_LOOKALIKE_CHARS for ch in letters):
+        form = form.translate(_KEY_LOOKALIKES)
+    return form
+
+
+def _invisible(char: str) -> bool:
+    return (
+        unicodedata.category(char) == "Cf"
+        or "\ufe00" <= char <= "\ufe0f"
+        or "\U000e0100" <= char <= "\U000e01ef"
+        or char in _KEY_INVISIBLE
+    )
 
 
 def value(content) -> str:

@@ -99,6 +99,7 @@ def test_prune_and_policy(run, db_path):
             "--min-access-count",
             "1",
             "--dry-run",
+            "--include-protected",  # facts remembered on the command line are protected
             "--json",
         ).output
     )
@@ -107,6 +108,9 @@ def test_prune_and_policy(run, db_path):
     policies = {p["slot"]: p for p in json.loads(run("policy", "--json").output)}
     assert policies["episodic"]["cap"] == 2
     reports = {r["slot"]: r for r in json.loads(run("prune", "--json").output)}
+    assert reports["episodic"]["removed"] == [] and reports["episodic"]["protected"] == 2
+    out = run("prune", "--include-protected", "--json").output
+    reports = {r["slot"]: r for r in json.loads(out)}
     assert len(reports["episodic"]["removed"]) == 2
     assert run("prune", "--cap", "3").exit_code == 2
 

@@ -50,8 +50,7 @@ def test_merge_keeps_the_newer_value_both_access_counts_and_the_other_history(me
     mem.upsert("user", "coffee_pref", "Drinks a flat white every morning at the Corner Cafe!")
     mem.query_facts("Corner Cafe flat white")
     mem.query_facts("Corner Cafe flat white")
-    mem.pin("user", "coffee_pref")
-    mem.protect("user", "coffee_pref")
+    mem.pin("user", "coffee_pref")  # (a protected fact is kept instead: test_protection.py)
     clock.advance(days=1)
     mem.upsert("user", "drink.morning", "Every morning drinks a flat white at the Corner Cafe now.")
     old, new = mem.get("user", "coffee_pref"), mem.get("user", "drink.morning")
@@ -64,7 +63,7 @@ def test_merge_keeps_the_newer_value_both_access_counts_and_the_other_history(me
     kept = mem.get("user", "drink.morning")
     assert kept.value == new.value and kept.id == new.id
     assert kept.access_count == old.access_count + new.access_count
-    assert kept.pinned_at == old.pinned_at and kept.protected_at == old.protected_at
+    assert kept.pinned_at == old.pinned_at
     history = mem.history("user", "drink.morning")
     assert [(e.reason, e.key, e.value) for e in history[:3]] == [
         ("merge", "drink.morning", old.value),

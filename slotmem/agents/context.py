@@ -135,10 +135,18 @@ class Context:
         }
 
 
-def build_context(store, message: str, slots: Iterable[str] = DEFAULT_SLOTS, **options) -> str:
+def build_context(
+    store, message: str, slots: Iterable[str] = DEFAULT_SLOTS, *, delimit: bool = False, **options
+) -> str:
     """The markdown an agent's prompt gets for ``message`` ('' when nothing is relevant and
-    nothing is pinned): see ``build`` for the options."""
-    return build(store, message, slots, **options).text
+    nothing is pinned): see ``build`` for the options. ``delimit``: inside a ``<memory>``
+    element that says it holds data, not instructions (slotmem.agents.framing)."""
+    text = build(store, message, slots, **options).text
+    if not delimit:
+        return text
+    from .framing import delimited
+
+    return delimited(text)
 
 
 def build(

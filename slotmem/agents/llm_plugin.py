@@ -21,7 +21,8 @@ class Slotmem(llm.Toolbox):
     """Long-term memory in a slotmem file: recall, get, list, history and context; remember,
     forget, rate and flush unless read-only. ``slots`` limits it to those slots; facts a person
     protected stay unchanged unless ``allow_protected``. ``flush_model`` is the model the flush
-    tool extracts facts with (default: llm's default model)."""
+    tool extracts facts with (default: llm's default model). Contexts come inside a ``<memory>``
+    element that marks them as data unless ``delimit=False``."""
 
     def __init__(
         self,
@@ -30,6 +31,7 @@ class Slotmem(llm.Toolbox):
         read_only: bool = False,
         allow_protected: bool = False,
         flush_model: str | None = None,
+        delimit: bool = True,
     ):
         from ..storage.db import default_path
 
@@ -38,6 +40,7 @@ class Slotmem(llm.Toolbox):
         self.read_only = read_only
         self.allow_protected = allow_protected
         self.flush_model = flush_model
+        self.delimit = delimit  # contexts inside <memory> (slotmem.agents.framing)
         self._memory: AgentMemory | None = None
 
     def tools(self):
@@ -57,6 +60,7 @@ class Slotmem(llm.Toolbox):
                 read_only=self.read_only,
                 allow_protected=self.allow_protected,
                 source=SOURCE,
+                delimit=self.delimit,
             )
         return self._memory
 
@@ -95,7 +99,7 @@ class Slotmem(llm.Toolbox):
 
     def rate(self, slot: str, key: str, rating: int, comment: str | None = None) -> str:
         """Pass on the user's feedback about a fact: -3 (wrong or harmful) to 3 (exactly
-        right); its quality weighs in its ranking."""
+        right); its quality weighs in its ranking. A fact a person protected cannot be rated."""
         fact = self._agent().rate(slot, key, rating, comment)
         return f"rated {slot}/{key}: quality is now {fact['quality']}"
 

@@ -121,11 +121,13 @@ def build_server(
     read_only: bool = False,
     allow_protected: bool = False,
     flush_model=None,
+    delimit: bool = True,
 ):
     """An MCPServer over ``store`` for one agent: ``slots`` (None: every slot), ``read_only``
     (no remember, forget, rate, flush) and ``allow_protected`` (may overwrite and forget facts a
     person protected). ``flush_model`` (an llm model or id) is the flush tool's model for a
-    client that offers no sampling."""
+    client that offers no sampling; ``delimit``: contexts inside a ``<memory>`` element
+    (slotmem.agents.framing)."""
     try:
         from mcp.server.mcpserver import MCPServer
         from mcp.types import ToolAnnotations
@@ -135,7 +137,12 @@ def build_server(
         ) from None
 
     memory = AgentMemory(
-        store, slots=slots, read_only=read_only, allow_protected=allow_protected, source=SOURCE
+        store,
+        slots=slots,
+        read_only=read_only,
+        allow_protected=allow_protected,
+        source=SOURCE,
+        delimit=delimit,
     )
     scope = ", ".join(memory.slots) if memory.slots else "user, project, agent and others"
     server: Any = MCPServer(
@@ -282,7 +289,8 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
         ],
         comment: Annotated[str | None, Field(description="Why", max_length=500)] = None,
     ) -> FactOut:
-        """Pass on the user's feedback about a fact; its quality weighs in its ranking."""
+        """Pass on the user's feedback about a fact; its quality weighs in its ranking. A fact
+        a person protected cannot be rated."""
         return memory.rate(slot, key, rating, comment)  # type: ignore[return-value]
 
     async def flush(

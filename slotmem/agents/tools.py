@@ -12,6 +12,7 @@ LangGraph's store share, and the limits an agent is started with.
 - writes pass the same injection and secret scan as the flusher, and record ``source``;
 - ``flush`` runs the flusher over the conversation so far, into the slots in scope, under the
   source ``<source>:<conversation id>`` (the flusher's cursor then reads only what is new).
+- **contexts are marked as data**: inside a ``<memory>`` element (``delimit=False``: plain).
 
 Every method returns plain JSON-ready data (times as ISO-8601 strings, UTC, milliseconds).
 """
@@ -61,8 +62,10 @@ class AgentMemory:
         read_only: bool = False,
         allow_protected: bool = False,
         source: str = "agent",
+        delimit: bool = True,
     ):
         self.store = store
+        self.delimit = bool(delimit)  # contexts inside <memory>: see slotmem.agents.framing
         self.slots = scope(slots)
         self.read_only = bool(read_only)
         self.allow_protected = bool(allow_protected)
@@ -157,9 +160,12 @@ class AgentMemory:
 
     def context(self, message: str, budget_tokens: int = DEFAULT_BUDGET_TOKENS) -> str:
         """The markdown memory sections a prompt gets for ``message`` ('' when nothing is
-        relevant and nothing is pinned), from the slots in scope."""
+        relevant and nothing is pinned), from the slots in scope; inside a ``<memory>`` element
+        that marks them as data unless the agent was started with ``delimit=False``."""
         slots = self.slots if self.slots is not None else DEFAULT_SLOTS
-        return build_context(self.store, message, slots, budget_tokens=budget_tokens)
+        return build_context(
+            self.store, message, slots, budget_tokens=budget_tokens, delimit=self.delimit
+        )
 
     # -- writes ------------------------------------------------------------------------------
     def remember(self, slot: str, key: str, value: str, confidence: float = 0.8) -> dict:
@@ -194,7 +200,10 @@ class AgentMemory:
         """Feedback on a fact (-3 wrong or harmful .. 3 exactly right); it moves the fact's
         quality, which weighs in its ranking."""
         self._writing("rate")
-        return fact_view(self.store.rate(self.slot(slot), key, rating, comment))
+        fact = self.store.rate(
+            self.slot(slot), key, rating, comment, allow_protected=self.allow_protected
+        )
+        return fact_view(fact)
 
     def flush(self, conversation, model=None, conversation_id: str | None = None) -> dict:
         """Extract durable facts from ``conversation`` (its text, or a list of ``{role,

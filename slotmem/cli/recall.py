@@ -110,6 +110,11 @@ def search(
 @click.option("--no-track", is_flag=True, help="Do not count this as an access")
 @click.option("--explain", is_flag=True, help="Also list every fact in and out, with why")
 @click.option(
+    "--delimit",
+    is_flag=True,
+    help="Inside a <memory> element that marks the facts as data, not instructions",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -128,6 +133,7 @@ def context(
     lexical,
     no_track,
     explain,
+    delimit,
     as_json,
     database,
     **episode_args,
@@ -161,7 +167,12 @@ def context(
             part[:] = [with_iso_times(item) for item in part]
         echo_json(data)
         return
-    click.echo(built.text or "(no relevant facts)")
+    if delimit and built.text:
+        from ..agents.framing import delimited
+
+        click.echo(delimited(built.text))
+    else:
+        click.echo(built.text or "(no relevant facts)")
     if explain:
         rows = [
             {**item.to_dict(), "reason": "pinned" if item.pinned else "relevant"}

@@ -24,8 +24,13 @@ from .app import cli, database_option, open_store
     metavar="MODEL",
     help="The llm model the flush tool uses when the client offers no sampling",
 )
+@click.option(
+    "--no-delimit",
+    is_flag=True,
+    help="Contexts as plain markdown, not inside a <memory> element marking them as data",
+)
 @database_option
-def mcp(slots, read_only, allow_protected, flush_model, database):
+def mcp(slots, read_only, allow_protected, flush_model, no_delimit, database):
     """Serve this memory over MCP on stdio.
 
     Tools: recall, get, list, history, context, remember, forget, rate, flush (the
@@ -59,4 +64,5 @@ def mcp(slots, read_only, allow_protected, flush_model, database):
         read_only=read_only,
         allow_protected=allow_protected,
         flush_model=flush_model,
+        delimit=not no_delimit,
     ).run("stdio")

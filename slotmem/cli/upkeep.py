@@ -111,15 +111,22 @@ def _floor(text: str | None):
 @click.option("--min-age-days", type=float, help="Only prune facts untouched this long")
 @click.option("--min-access-count", type=int, help="Only prune facts accessed fewer times")
 @click.option("--dry-run", is_flag=True, help="Show what would go, remove nothing")
+@click.option(
+    "--include-protected",
+    is_flag=True,
+    help="Prune protected facts too (a person's, kept by default)",
+)
 @format_options
 @database_option
-def prune(slot, cap, min_age_days, min_access_count, dry_run, fmt, database):
+def prune(slot, cap, min_age_days, min_access_count, dry_run, include_protected, fmt, database):
     """Prune SLOT, or every slot (for cron): each by its policy, or the default policy.
 
     Expired facts go first. When a slot holds more than its cap, the excess goes among facts
     neither accessed nor updated for --min-age-days and accessed fewer than --min-access-count
     times (and facts rated -2 or worse, whatever their use), least used and oldest first.
-    Pinned facts stay. Removed facts stay in history ('slotmem history --all --since 1d').
+    Pinned facts stay, and so do protected ones (a person's: agents' ratings cannot get them
+    pruned) unless --include-protected. Removed facts stay in history
+    ('slotmem history --all --since 1d').
 
     \b
     0 3 * * *  slotmem prune -d ~/agent.db
@@ -133,12 +140,13 @@ def prune(slot, cap, min_age_days, min_access_count, dry_run, fmt, database):
                 min_age_days=min_age_days,
                 min_access_count=min_access_count,
                 dry_run=dry_run,
+                include_protected=include_protected,
             )
         ]
     elif cap is not None or min_age_days is not None or min_access_count is not None:
         raise click.UsageError("--cap, --min-age-days and --min-access-count need a SLOT")
     else:
-        reports = store.prune(dry_run=dry_run)
+        reports = store.prune(dry_run=dry_run, include_protected=include_protected)
     rows = [report.to_dict() for report in reports]
     if fmt in (None, "table"):
         for row in rows:

@@ -228,6 +228,9 @@ def _classify(store, items: list[FlushItem], now: int) -> None:
             item.action = "created"
         elif restates(existing.value, item.value):
             item.action, item.old_value = "unchanged", existing.value
+        elif existing.protected:  # a person wrote it: a model's reading of a chat cannot
+            item.action, item.old_value = "rejected", existing.value
+            item.reason = f"{item.slot}/{existing.key} is protected (a person wrote it)"
         else:
             item.action, item.old_value = "updated", existing.value
 

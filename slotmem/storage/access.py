@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import SlotmemError, StoreBusy
-from . import db
+from . import db, forks
 
 try:
     import fcntl
@@ -58,12 +58,23 @@ class Accesses:
     def __init__(self, connections: db.Connections):
         self._connections = connections
         self._readonly = connections.readonly
+        self._warned: set[str] = set()
+        self._new_locks()
+        self._start()
+        _LIVE.add(self)
+        forks.register(self._after_fork)
+
+    def _new_locks(self) -> None:
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._writing = threading.Lock()  # one batch written at a time
-        self._warned: set[str] = set()
+
+    def _after_fork(self) -> None:
+        """In a forked child: the parent's threads may have held these locks, and its thread
+        and queue are the parent's (it writes what it queued): new ones, empty."""
+        self._new_locks()
+        self._gate.close()  # the child's copy of the descriptor: the parent's lock stays
         self._start()
-        _LIVE.add(self)
 
     def _start(self) -> None:
         self._pid = os.getpid()
@@ -120,6 +131,10 @@ class Accesses:
     def _write(self, ids: list[str], now: int, *, wait: bool) -> set[str] | None:
         """Record one access of each id and return the ids still in the file; when not
         ``wait``-ing and the write lock is busy, None (nothing written)."""
+        with forks.calling():  # a fork waits for it: see slotmem.storage.forks
+            return self._record(ids, now, wait=wait)
+
+    def _record(self, ids: list[str], now: int, *, wait: bool) -> set[str] | None:
         conn = self._connections.get()
         marks = ", ".join("?" * len(ids))
         try:
@@ -188,22 +203,39 @@ class Accesses:
                 self._settle()
 
     def _write_batch(self, batch: dict[str, list[int]]) -> None:
+        """Write ``batch``, trying for the write lock without waiting inside SQLite (a fork
+        waits for threads inside SQLite: see slotmem.storage.forks), for up to ``RETRIES``
+        busy timeouts."""
         rows = [(count, last, fact_id) for fact_id, (count, last) in batch.items()]
-        for _ in range(RETRIES):
+        deadline = time.monotonic() + RETRIES * db.BUSY_TIMEOUT_MS / 1000
+        pause = 0.001
+        while self._try_batch(rows) is None:
+            if time.monotonic() > deadline:
+                self._warn("busy", "the write lock stayed busy")
+                return
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+    def _try_batch(self, rows: list[tuple]) -> bool | None:
+        """One try: True when written, None when the write lock is busy, False on an error."""
+        conn = self._connections.get()
+        with forks.calling():
+            conn.execute("PRAGMA busy_timeout = 0")
             try:
-                with db.transaction(self._connections.get(), self._connections.path) as conn:
+                with db.transaction(conn, self._connections.path):
                     conn.executemany(
                         "UPDATE memory_facts SET access_count = access_count + ?, "
                         "last_accessed = max(last_accessed, ?) WHERE id = ?",
                         rows,
                     )
-                return
+                return True
             except StoreBusy:
-                continue
+                return None
             except (SlotmemError, db.DatabaseError) as e:
                 self._warn(type(e).__name__, str(e))
-                return
-        self._warn("busy", "the write lock stayed busy")
+                return False
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {db.BUSY_TIMEOUT_MS}")
 
     def _settle(self) -> None:
         """Under the lock: let the gate go when no search and no queued access holds it."""

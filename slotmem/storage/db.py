@@ -26,7 +26,7 @@ from ..errors import (
     StorageError,
     StoreBusy,
 )
-from . import litestream
+from . import forks, litestream
 
 DRIVER_ENV = "SLOTMEM_SQLITE_DRIVER"
 DRIVERS = ("sqlean", "pysqlite3", "sqlite3")
@@ -284,36 +284,97 @@ def os_errors(path: str | os.PathLike):
 @contextlib.contextmanager
 def transaction(conn, path: str | os.PathLike = "the database"):
     """A write transaction begun with BEGIN IMMEDIATE (a savepoint when one is already open).
+    A child forked inside leaves it untouched (the parent commits or rolls back).
     On a file Litestream replicates, the commit makes no automatic checkpoint: checked at every
     transaction, because Litestream may have started after this connection was opened."""
+    if _stuck and os.fspath(path) in _stuck:
+        raise StorageError(
+            f"{path}: this process was forked in the middle of its parent's write transaction; "
+            "it can read the file but not write it (fork before or after writing)"
+        )
     if litestream.has_state(path):
         conn.execute("PRAGMA wal_autocheckpoint = 0")
+    pid = os.getpid()
     if conn.in_transaction:
         conn.execute("SAVEPOINT slotmem")
         try:
             yield conn
         except BaseException:
-            conn.execute("ROLLBACK TO slotmem")
-            conn.execute("RELEASE slotmem")
+            if os.getpid() == pid:
+                conn.execute("ROLLBACK TO slotmem")
+                conn.execute("RELEASE slotmem")
             raise
-        conn.execute("RELEASE slotmem")
+        if os.getpid() == pid:
+            conn.execute("RELEASE slotmem")
         return
     try:
         conn.execute("BEGIN IMMEDIATE")
     except OperationalError as e:
         raise translate(e, path) from e
+    _began[id(conn)] = (path, wal_mark(path))
+    with forks.calling(), _ended(conn):
+        try:
+            yield conn
+        except BaseException:
+            if os.getpid() == pid and conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        if os.getpid() != pid:  # a child forked inside: the transaction is the parent's
+            return
+        try:
+            conn.execute("COMMIT")
+        except OperationalError as e:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise translate(e, path) from e
+
+
+# A connection's file and WAL mark when it began writing, and the marks at the last fork.
+_began: dict[int, tuple[str | os.PathLike, tuple[int, int] | None]] = {}
+_at_fork: dict[int, tuple[int, int] | None] = {}
+_stuck: set[str] = set()  # files this process was forked in the middle of writing (see below)
+
+
+def wal_mark(path: str | os.PathLike) -> tuple[int, int] | None:
+    """The WAL file's size and modification time: while a transaction holds the write lock,
+    only it can change them, by writing pages into the WAL before it commits (a spill)."""
     try:
-        yield conn
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
+        info = os.stat(f"{os.fspath(path)}-wal")
+    except (OSError, TypeError):
+        return None
+    return info.st_size, info.st_mtime_ns
+
+
+def _mark_transactions() -> None:
+    """Before a fork: the WAL mark of each file a transaction is writing (the parent may commit
+    before the child looks)."""
+    _at_fork.clear()
+    _at_fork.update({key: wal_mark(path) for key, (path, _) in list(_began.items())})
+
+
+forks.before_fork(_mark_transactions)
+
+
+def _keep(conn) -> None:
+    """Never free ``conn`` in this (forked) process: freeing a connection closes it, and
+    closing the parent's would roll back or unlock what the parent is still doing."""
+    import ctypes
+
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(conn))
+
+
+def _spilled(key: int) -> bool:
+    """In a child: had the transaction of connection ``key`` written into the WAL by the fork?"""
+    began = _began.get(key)
+    return began is None or key not in _at_fork or began[1] != _at_fork[key]
+
+
+@contextlib.contextmanager
+def _ended(conn):
     try:
-        conn.execute("COMMIT")
-    except OperationalError as e:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise translate(e, path) from e
+        yield
+    finally:
+        _began.pop(id(conn), None)
 
 
 class Connections:
@@ -345,6 +406,33 @@ class Connections:
         self._lock = threading.Lock()
         self._all: list = []
         self._vec_wanted = False
+        forks.register(self._after_fork)
+
+    def _after_fork(self) -> None:
+        """In a forked child: a new lock (another thread of the parent may have held it), and
+        the forking thread's connection closed. SQLite keeps the locks a process's connections
+        hold in memory the whole process shares: inherited, they would make every connection the
+        child opens wait for a write lock the child can never see released. Closing it (which
+        rolls back the parent's transaction in the child's copy only: POSIX locks are the
+        parent's) lets them go; it is safe once no other thread was inside SQLite at the fork
+        (``forks.quiet``) and the transaction wrote no page into the WAL yet (``wal_mark``).
+        Connections of other threads stay open, unused and never freed (``_keep``)."""
+        self._lock = threading.Lock()
+        pid = os.getpid()
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and self._local.pid != pid:
+            self._local.conn = None
+            if conn.in_transaction and (not forks.quiet() or _spilled(id(conn))):
+                # it wrote pages into the WAL (rolling it back here would unindex them under
+                # the parent's feet), or another thread may have been inside SQLite: left
+                # open, its write lock stays held for this child, whose writes fail at once.
+                _stuck.add(os.fspath(self.path))
+            elif forks.quiet():
+                with contextlib.suppress(Exception):
+                    conn.close()
+        for owner, inherited in self._all:
+            if owner != pid:
+                _keep(inherited)
 
     def get(self):
         local = self._local

@@ -7,6 +7,11 @@
   the facts that were neither accessed nor updated for ``min_age_days`` and were accessed fewer
   than ``min_access_count`` times, least used and oldest first. Recent or often used facts are
   never pruned, even if the slot stays over its cap, and neither are pinned facts.
+- **Protected facts** (a person wrote or protected them) are never pruned over the cap, whatever
+  their rating, age or use: an agent may rate a fact, and a rating must not let it delete what a
+  person wrote. ``include_protected=True`` (``slotmem prune --include-protected``) is how a
+  person asks for them to be pruned like the others. An expired protected fact is removed: its
+  expiry was set by whoever wrote it, and agents cannot change a protected fact's expiry.
 - **Facts rated badly** (quality <= ``LOW_QUALITY`` from ``slotmem rate``) are prunable whatever
   their age and use, and go first: a wrong fact keeps being read because it keeps matching.
 
@@ -39,9 +44,10 @@ def prune_slot(
     now: int,
     dry_run: bool,
     forget: Callable[[list[int]], None],
+    include_protected: bool = False,
 ) -> PruneReport:
     """Runs inside the caller's write transaction. ``forget(seqs)`` drops what other indexes
-    (vectors) hold of the facts removed."""
+    (vectors) hold of the facts removed; ``include_protected``: protected facts may go too."""
     expired = conn.execute(
         "SELECT * FROM memory_facts WHERE slot = ? AND expires_at <= ? ORDER BY expires_at, seq",
         (slot, now),
@@ -58,9 +64,10 @@ def prune_slot(
         prunable = conn.execute(
             f"""SELECT * FROM memory_facts
                WHERE slot = ? AND pinned_at IS NULL AND {rows.live("?")}
+                 AND (protected_at IS NULL OR ?)
                  AND (quality <= ? OR (max(last_accessed, updated_at) < ? AND access_count < ?))
                ORDER BY min(quality, 0), access_count, last_accessed, seq LIMIT ?""",
-            (slot, now, LOW_QUALITY, cutoff, min_access_count, excess),
+            (slot, now, include_protected, LOW_QUALITY, cutoff, min_access_count, excess),
         ).fetchall()
         report.removed = [Fact.from_row(row) for row in prunable]
         report.protected = excess - len(prunable)

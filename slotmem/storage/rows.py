@@ -6,13 +6,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from .. import validation
+from ..errors import InvalidInput
 from ..records import FACT_COLUMNS, Fact, HistoryEntry
 
 UPSERT_SQL = """
 INSERT INTO memory_facts
     (id, slot, key, value, confidence, source, created_at, updated_at, last_accessed,
-     protected_at, expires_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     protected_at, expires_at, key_form)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (slot, key) DO UPDATE SET
     value = excluded.value, confidence = excluded.confidence, source = excluded.source,
     updated_at = excluded.updated_at, expires_at = excluded.expires_at,
@@ -25,9 +27,11 @@ INSERT INTO memory_fact_history (fact_id, {KEPT}, reason, changed_at, changed_by
 SELECT id, {KEPT}, ?, ?, ? FROM memory_facts WHERE seq = ?
 """
 INSERT_SQL = (
-    f"INSERT INTO memory_facts ({', '.join(FACT_COLUMNS)}) "
-    f"VALUES ({', '.join('?' * len(FACT_COLUMNS))})"
+    f"INSERT INTO memory_facts ({', '.join(FACT_COLUMNS)}, key_form) "
+    f"VALUES ({', '.join('?' * (len(FACT_COLUMNS) + 1))})"
 )
+# Keys of one form (validation.key_form) are one key: see migrations/0013_key_forms.py.
+SAME_KEY_SQL = "SELECT * FROM memory_facts WHERE slot = ? AND key_form = ? ORDER BY seq LIMIT 1"
 OVERWRITE_SQL = (
     f"UPDATE memory_facts SET {', '.join(f'{name} = ?' for name in FACT_COLUMNS)} WHERE seq = ?"
 )
@@ -65,8 +69,21 @@ def remove(
 
 
 def insert(conn, fact: Fact) -> None:
-    """A whole fact row, every column as given (a restored or imported fact)."""
-    conn.execute(INSERT_SQL, [getattr(fact, name) for name in FACT_COLUMNS])
+    """A whole fact row, every column as given (a restored or imported fact). A key that is
+    another fact's key in a look-alike spelling (``Owner`` beside ``owner``) is refused."""
+    form = validation.key_form(fact.key)
+    clash = conn.execute(SAME_KEY_SQL, (fact.slot, form)).fetchone()
+    if clash is not None and clash["key"] != fact.key:
+        raise InvalidInput(look_alike(fact.slot, fact.key, clash["key"]))
+    conn.execute(INSERT_SQL, [*(getattr(fact, name) for name in FACT_COLUMNS), form])
+
+
+def look_alike(slot: str, key: str, existing: str) -> str:
+    return (
+        f"{slot}/{key!r} is the key {slot}/{existing!r} spelled another way (keys that differ "
+        f"only in case, width, invisible characters or look-alike letters are one key): use "
+        f"{existing!r}"
+    )
 
 
 def overwrite(conn, seq: int, fact: Fact) -> None:

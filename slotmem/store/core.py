@@ -10,19 +10,22 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+from .. import validation
 from ..errors import InvalidInput, StorageError
 from ..search import DocFreqs, Ranking
-from ..storage import access, db, litestream, migrate
+from ..storage import access, db, forks, litestream, migrate, rows
 from ..vectors.semantic import Semantic
 
 
 def _translated(method):
-    """Driver errors leave the Store as SlotmemErrors that name the file and the fix."""
+    """Driver errors leave the Store as SlotmemErrors that name the file and the fix; a fork
+    in another thread waits until the call is done."""
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         try:
-            return method(self, *args, **kwargs)
+            with forks.calling():  # a fork waits for it: see slotmem.storage.forks
+                return method(self, *args, **kwargs)
         except db.DatabaseError as e:
             raise db.translate(e, self.path) from e
 
@@ -69,14 +72,15 @@ class Core:
             self.readonly = False
         self.clock = clock
         self.ranking = ranking or Ranking()
-        self._connections = db.Connections(
-            self.path, readonly=self.readonly, create=not exists, check=migrate.check_owner
-        )
-        try:
-            self.migrated = migrate.migrate(self.conn, self.path, readonly=self.readonly)
-        except BaseException:
-            self._connections.close()
-            raise
+        with forks.calling():  # a fork in another thread waits for the file to be open
+            self._connections = db.Connections(
+                self.path, readonly=self.readonly, create=not exists, check=migrate.check_owner
+            )
+            try:
+                self.migrated = migrate.migrate(self.conn, self.path, readonly=self.readonly)
+            except BaseException:
+                self._connections.close()
+                raise
         self.semantic = Semantic(self._connections, clock)
         self._doc_freqs = DocFreqs()
         self._accesses = access.Accesses(self._connections)
@@ -103,10 +107,14 @@ class Core:
         self.close()
 
     def _row(self, slot: str, key: str, now: int | None = None):
-        """The row of slot/key; with ``now``, None when it has expired by then."""
-        row = self.conn.execute(
+        """The row of slot/key, else of the key spelled another way (``Owner``, ``owner\u200b``
+        for ``owner``: validation.key_form); with ``now``, None when it has expired by then."""
+        conn = self.conn
+        row = conn.execute(
             "SELECT * FROM memory_facts WHERE slot = ? AND key = ?", (slot, key)
         ).fetchone()
+        if row is None:
+            row = conn.execute(rows.SAME_KEY_SQL, (slot, validation.key_form(key))).fetchone()
         return None if row is None or (now is not None and _expired(row, now)) else row
 
     # -- deprecated ---------------------------------------------------------------------------

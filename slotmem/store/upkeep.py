@@ -4,6 +4,7 @@ export and import; near-duplicates and dedupe; doctor and repair."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 from collections.abc import Iterable
@@ -12,7 +13,7 @@ from .. import validation
 from ..errors import InvalidInput
 from ..records import Change, ChangeReport, PruneReport, UpsertResult
 from ..search import duplicates
-from ..storage import backup, db, health, lifecycle, litestream, retention, transfer, wal
+from ..storage import backup, db, health, keys, lifecycle, litestream, retention, transfer, wal
 from .core import _translated
 from .policies import Policies
 from .reads import Reads
@@ -39,10 +40,11 @@ class Upkeep(Policies, Reads):
         min_age_days: float | None = None,
         min_access_count: int | None = None,
         dry_run: bool = False,
+        include_protected: bool = False,
     ) -> PruneReport:
         """Remove ``slot``'s expired facts and bring it down towards ``cap``: see
         slotmem.storage.retention. Arguments default to the slot's policy, else the default
-        policy."""
+        policy. Protected facts stay unless ``include_protected`` (a person asks)."""
         slot = validation.slot(slot)
         policy = self.policy(slot) or self.default_policy()
         cap = policy.cap if cap is None else validation.count(cap, "cap")
@@ -67,17 +69,22 @@ class Upkeep(Policies, Reads):
                 now=self.clock(),
                 dry_run=dry_run,
                 forget=self.semantic.forget,
+                include_protected=bool(include_protected),
             )
 
     @_translated
-    def prune(self, *, dry_run: bool = False) -> list[PruneReport]:
+    def prune(self, *, dry_run: bool = False, include_protected: bool = False) -> list[PruneReport]:
         """Prune every slot (what cron runs): each by its policy, a slot without one by the
-        default policy; then checkpoint the WAL."""
+        default policy; then checkpoint the WAL. Protected facts stay unless
+        ``include_protected``."""
         slots = {p.slot for p in self.policies()}
         slots.update(
             slot for (slot,) in self.conn.execute("SELECT DISTINCT slot FROM memory_facts")
         )
-        reports = [self.prune_slot(slot, dry_run=dry_run) for slot in sorted(slots)]
+        reports = [
+            self.prune_slot(slot, dry_run=dry_run, include_protected=include_protected)
+            for slot in sorted(slots)
+        ]
         if not dry_run and not self.checkpoint():
             log.warning(
                 "the WAL (%s) could not be checkpointed: a connection keeps an old read "
@@ -210,7 +217,8 @@ class Upkeep(Policies, Reads):
         """Near-duplicate pairs of facts in ``slot`` (None: in each slot), most likely first:
         candidates by their vectors when the file has semantic search on (``semantic=False``:
         by shared words), each scored 0 to 1 (``Pair.similarity``), at least ``threshold``
-        (default: the method's, in slotmem.search.duplicates)."""
+        (default: the method's, in slotmem.search.duplicates). A pair's ``keep`` is the newer
+        fact, or the protected one when only one is."""
         slots = [validation.slot(slot)] if slot else list(self.slots())
         vectors = self.semantic.leg() if semantic else None
         method = "vector" if vectors is not None else "lexical"
@@ -225,6 +233,7 @@ class Upkeep(Policies, Reads):
                 found += duplicates.by_vectors(self.conn, name, floor, now=now, vectors=vectors)
             else:
                 found += duplicates.by_words(self.conn, name, floor, now=now)
+        found = [_protected_kept(pair) for pair in found]
         return sorted(found, key=lambda pair: (-pair.similarity, pair.slot, pair.keep.key))
 
     @_translated
@@ -238,7 +247,8 @@ class Upkeep(Policies, Reads):
     ) -> ChangeReport:
         """Merge each near-duplicate pair (``duplicates``), most similar first: the newer fact
         stays, with both access counts and the other's history; the other goes to history
-        (reason ``merge``). A fact already merged away is not merged again."""
+        (reason ``merge``). A fact already merged away is not merged again. A protected fact
+        is never merged into one that is not: it stays, with its value, and the other goes."""
         report = ChangeReport(dry_run=dry_run)
         pairs = self.duplicates(slot, threshold=threshold, semantic=semantic)
         with contextlib.ExitStack() as stack:
@@ -274,7 +284,8 @@ class Upkeep(Policies, Reads):
         conn = self.conn
         journal = health.journal_check(conn, self._connections.immutable, self.follower)
         wal_row = wal.check(conn, self.path, can_checkpoint=not self.readonly)
-        return [*health.checks(conn), *self.semantic.checks(), journal, wal_row]
+        checks = [*health.checks(conn), keys.check(conn)]
+        return [*checks, *self.semantic.checks(), journal, wal_row]
 
     @_translated
     def repair(self) -> list[str]:
@@ -291,3 +302,11 @@ class Upkeep(Policies, Reads):
         else:
             done.append("the WAL is pinned by a reader: not checkpointed (see the WAL row)")
         return done
+
+
+def _protected_kept(pair: duplicates.Pair) -> duplicates.Pair:
+    """``pair`` with a protected fact kept over one that is not: an agent's near-copy of a
+    person's fact must not replace it (nor gain its protection) in a dedupe."""
+    if pair.drop.protected and not pair.keep.protected:
+        return dataclasses.replace(pair, keep=pair.drop, drop=pair.keep)
+    return pair

@@ -86,13 +86,14 @@ class Writes(Core):
         return results
 
     def _write_all(self, items: list[tuple], now: int) -> list[UpsertResult]:
-        """New keys go in with one executemany; keys that exist (or repeat) take _write's path."""
+        """New keys go in with one executemany; keys that exist or repeat, in any spelling
+        (``Owner`` for ``owner``: validation.key_form), take _write's path."""
         existing = self._existing(items)
         results: list[UpsertResult] = []
         batch: list[tuple] = []
         written: set[tuple[str, str]] = set()
         for item in items:
-            pair = item[:2]
+            pair = (item[0], validation.key_form(item[1]))
             if pair in existing or pair in written:
                 if batch:
                     self.conn.executemany(rows.UPSERT_SQL, batch)
@@ -108,15 +109,17 @@ class Writes(Core):
         return results
 
     def _existing(self, items: list[tuple], chunk: int = 500) -> set[tuple[str, str]]:
+        """The (slot, key form) of the items' keys that are in the file."""
         by_slot: dict[str, list[str]] = {}
         for slot, key, *_ in items:
-            by_slot.setdefault(slot, []).append(key)
+            by_slot.setdefault(slot, []).append(validation.key_form(key))
         found: set[tuple[str, str]] = set()
-        for slot, keys in by_slot.items():
-            for start in range(0, len(keys), chunk):
-                part = keys[start : start + chunk]
-                sql = f"SELECT key FROM memory_facts WHERE slot = ? AND key IN ({', '.join('?' * len(part))})"
-                found.update((slot, key) for (key,) in self.conn.execute(sql, [slot, *part]))
+        for slot, forms in by_slot.items():
+            for start in range(0, len(forms), chunk):
+                part = forms[start : start + chunk]
+                marks = ", ".join("?" * len(part))
+                sql = f"SELECT key_form FROM memory_facts WHERE slot = ? AND key_form IN ({marks})"
+                found.update((slot, form) for (form,) in self.conn.execute(sql, [slot, *part]))
         return found
 
     def _write(
@@ -141,7 +144,7 @@ class Writes(Core):
                 old = dataclasses.replace(old, protected_at=now)
             return UpsertResult("unchanged", old, old)
         if guard and old.protected:
-            raise _protected(slot, key, "overwrite")
+            raise _protected(slot, old.key, "overwrite")
         rows.archive(self.conn, row["seq"], "update", now, source)
         fact = dataclasses.replace(
             old,
@@ -173,13 +176,24 @@ class Writes(Core):
             if row is None:
                 return False
             if not allow_protected and row["protected_at"] is not None:
-                raise _protected(slot, key, "forget")
+                raise _protected(slot, row["key"], "forget")
             self._remove(row["seq"], "delete", now, source)
         return True
 
     @_translated
-    def rate(self, slot: str, key: str, rating: int, comment: str | None = None) -> Fact:
-        """Record human feedback (-3..3); the fact's quality becomes the rounded mean rating."""
+    def rate(
+        self,
+        slot: str,
+        key: str,
+        rating: int,
+        comment: str | None = None,
+        *,
+        allow_protected: bool = True,
+    ) -> Fact:
+        """Record human feedback (-3..3); the fact's quality becomes the rounded mean rating.
+        ``allow_protected=False`` (what agents pass) refuses to rate a protected fact
+        (ProtectedFact): an agent's rating must not demote or, rated badly, help prune what a
+        person wrote."""
         slot, key, rating = validation.slot(slot), validation.key(key), validation.rating(rating)
         comment = None if comment is None else validation.value(comment)
         with self.transaction():
@@ -187,6 +201,8 @@ class Writes(Core):
             row = self._row(slot, key, now)
             if row is None:
                 raise InvalidInput(f"no fact {slot}/{key} to rate")
+            if not allow_protected and row["protected_at"] is not None:
+                raise _protected(slot, row["key"], "rate")
             self.conn.execute(
                 "INSERT INTO memory_feedback (fact_id, rating, comment, at) VALUES (?, ?, ?, ?)",
                 (row["id"], rating, comment, now),
@@ -197,7 +213,7 @@ class Writes(Core):
                        FROM memory_feedback WHERE fact_id = ?) WHERE seq = ?""",
                 (row["id"], row["seq"]),
             )
-            return Fact.from_row(self._row(slot, key))
+            return Fact.from_row(self._row(slot, row["key"]))
 
     @_translated
     def pin(self, slot: str, key: str) -> Fact:
@@ -293,6 +309,7 @@ def _upsert_row(fact: Fact) -> tuple:
         fact.last_accessed,
         fact.protected_at,
         fact.expires_at,
+        validation.key_form(fact.key),
     )
 
 

@@ -22,6 +22,7 @@ import click
 import llm
 
 from ..errors import InvalidInput, ModelError
+from ..storage import forks
 
 DEFAULT_MODEL = "all-minilm-l6-v2-int8"
 TOKENIZER = "data/all-minilm-l6-v2-tokenizer.json.gz"
@@ -46,6 +47,10 @@ class MiniLM(llm.EmbeddingModel):
     _loaded = None
     _failed: ModelUnavailable | None = None  # what is not installed does not appear mid-process
     _lock = threading.Lock()
+
+    @classmethod
+    def after_fork(cls) -> None:
+        cls._lock = threading.Lock()  # another thread of the parent may have been loading
 
     @classmethod
     def load(cls):
@@ -110,6 +115,9 @@ class MiniLM(llm.EmbeddingModel):
             for i, vector in zip(run, pooled):
                 vectors[i] = vector.tolist()
         yield from vectors
+
+
+forks.at_fork(MiniLM.after_fork)
 
 
 def check_sha256(path) -> None:

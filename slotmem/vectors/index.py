@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from ..storage import forks
 from . import simhash
 
 VEC_TABLE = "memory_vec"
@@ -47,6 +48,11 @@ class VectorIndex:
         self.helper = helper
         self._lock = threading.Lock()
         self._pool: tuple[int, ThreadPoolExecutor] | None = None  # (pid, pool): see _scan
+        forks.register(self._after_fork)
+
+    def _after_fork(self) -> None:
+        """In a forked child: a new lock, and no pool (its thread is the parent's)."""
+        self._lock, self._pool = threading.Lock(), None
 
     def exists(self) -> bool:
         """Is there a vector index of this layout (older files indexed float vectors, or

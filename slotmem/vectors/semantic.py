@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..errors import SlotmemError
 from ..records import Fact
+from ..storage import forks
 from ..storage.db import Connections
 from . import maintenance
 from .index import VectorIndex
@@ -68,6 +69,10 @@ class Semantic:
         self._queries: dict[tuple[str, str], bytes | None] = {}  # recent query vectors
         self._warned: set[str] = set()
         self._lock = threading.Lock()
+        forks.register(self._after_fork)
+
+    def _after_fork(self) -> None:
+        self._lock = threading.Lock()  # another thread of the parent may have held it
 
     @property
     def conn(self):

@@ -1,0 +1,229 @@
+"""Forks a process at a point where slotmem holds a lock, a thread or a queue, and checks that
+the child can search, write, prune, close and exit. Run by tests/test_fork.py in a process of its
+own (pytest's is never forked):
+
+    python tests/forking.py SCENARIO RUNS DATABASE [BOUND_SECONDS]
+
+SCENARIO: search (fork while a search's window is open and another thread searches), queued
+(fork while another process holds the write lock and the access thread waits for it),
+transaction (fork inside ``store.transaction()``), semantic (fork after the helper thread of the
+vector scan has run, with fake embeddings), spilled (fork inside a transaction that has written
+pages into the WAL: the child must read, have its writes refused at once, and leave the
+parent's transaction whole). Each child must exit 0 within BOUND_SECONDS (10); a
+child that does not is killed. Prints one JSON line: {"ok": n, "hung": [...], "failed": [...]}.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import llm
+
+from slotmem import StorageError, Store
+
+WORDS = ["tea", "coffee", "deploy", "berlin", "friday", "python", "review", "garden"]
+
+
+class FakeEmbeddings(llm.EmbeddingModel):
+    """Words hashed into 64 buckets: deterministic, no model."""
+
+    model_id = "fake-64"
+
+    def embed_batch(self, items):
+        for text in items:
+            vector = [0.0] * 64
+            for word in text.lower().split():
+                vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % 64] += 1.0
+            yield vector
+
+
+class Plugin:
+    @llm.hookimpl
+    def register_embedding_models(self, register):
+        register(FakeEmbeddings())
+
+
+def child(store: Store, tag: str) -> int:
+    """What a forked worker does first: search, write, prune, close."""
+    try:
+        if not store.query_facts("green tea"):
+            print("child: the search found nothing", file=sys.stderr)
+            return 3
+        store.upsert("agent", f"child.{tag}.{os.getpid()}", f"a forked child wrote this ({tag})")
+        store.prune()
+        store.close()
+    except BaseException as e:  # noqa: BLE001 - reported through the exit code
+        print(f"child: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def fork(store: Store, tag: str) -> int:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        sys.exit(child(store, tag))  # a normal exit: atexit handlers and all
+    return pid
+
+
+def wait(pid: int, bound: float) -> str:
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            code = os.waitstatus_to_exitcode(status)
+            return "ok" if code == 0 else f"exit {code}"
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGUSR1)  # where it hangs, to stderr (faulthandler, set in main)
+    time.sleep(0.5)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return "hung"
+
+
+def until(condition, what: str, bound: float = 10.0) -> None:
+    deadline = time.monotonic() + bound
+    while not condition():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the parent never saw {what}")
+        time.sleep(0.001)
+
+
+def fill(store: Store) -> None:
+    store.upsert_many(
+        {
+            "slot": "user",
+            "key": f"k{i}",
+            "value": f"note {i}: green tea and {WORDS[i % len(WORDS)]} {i * 7}",
+        }
+        for i in range(60)
+    )
+
+
+def scenario_search(store: Store, run: int, bound: float) -> str:
+    stop = threading.Event()
+
+    def searching():
+        while not stop.is_set():
+            store.query_facts("green tea")
+
+    other = threading.Thread(target=searching)
+    other.start()
+    try:
+        with store.tracking() as track:  # a search's window is open: the gate held shared
+            hits = store.query_facts("green tea", track_access=False)
+            pid = fork(store, f"search{run}")
+            track([hit.fact.id for hit in hits])
+    finally:
+        stop.set()
+        other.join()
+    return wait(pid, bound)
+
+
+WRITER = """
+import sys
+from slotmem import Store, StorageError
+store = Store(sys.argv[1])
+with store.transaction():
+    store.upsert("project", "writer." + sys.argv[2], "another process holds the write lock")
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def scenario_queued(store: Store, run: int, bound: float) -> str:
+    writer = subprocess.Popen(  # another process holds the write lock
+        [sys.executable, "-c", WRITER, str(store.path), str(run)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        if writer.stdout.readline().strip() != "held":
+            raise SystemExit("the writer did not take the write lock")
+        store.query_facts("green tea")  # the write lock is busy: its accesses are queued
+        accesses = store._accesses
+        until(lambda: accesses._writing.locked(), "the access thread waiting for the write lock")
+        pid = fork(store, f"queued{run}")
+    finally:
+        writer.communicate("\n", timeout=60)
+    return wait(pid, bound)
+
+
+def scenario_transaction(store: Store, run: int, bound: float) -> str:
+    with store.transaction():
+        store.upsert("project", f"parent{run}", "written inside the parent's transaction")
+        pid = fork(store, f"transaction{run}")
+    return wait(pid, bound)
+
+
+def scenario_spilled(store: Store, run: int, bound: float) -> str:
+    """Fork inside a transaction that has written pages into the WAL before committing (more
+    than SQLite's page cache holds): the child searches and exits, leaving the transaction to
+    the parent, whose commit must then be whole."""
+    big = "x" * 900
+    with store.transaction():
+        store.upsert_many(
+            {"slot": "project", "key": f"bulk{run}.{i}", "value": f"bulk {i} {big}"}
+            for i in range(4000)
+        )
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # it reads; a write is refused at once, not after a wait
+            try:
+                store.upsert("agent", "child", "a forked child wrote this")
+            except StorageError as e:
+                sys.exit(0 if "forked" in str(e) and store.query_facts("green tea") else 3)
+            sys.exit(4)
+        outcome = wait(pid, bound)
+    with Store(store.path) as fresh:
+        check = fresh.conn.execute("PRAGMA integrity_check").fetchone()[0]
+        found = len(fresh.list_facts("project", limit=None))
+        hits = fresh.query_facts(f"bulk {run * 7}", slots=["project"], limit=1)
+    if check != "ok" or found != 4000 * (run + 1) or not hits:
+        return f"the parent's transaction was damaged: {check}, {found} facts"
+    return outcome
+
+
+def scenario_semantic(store: Store, run: int, bound: float) -> str:
+    store.query_facts("green tea and coffee")  # the vector scan's helper thread runs
+    if store.semantic.index._pool is None:
+        raise SystemExit("the helper thread did not run")
+    return wait(fork(store, f"semantic{run}"), bound)
+
+
+def main() -> None:
+    name, runs, database = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    bound = float(sys.argv[4]) if len(sys.argv) > 4 else 10.0
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # children inherit it
+    llm.pm.register(Plugin(), name="fake-embeddings")
+    store = Store(database, create=True)
+    fill(store)
+    if name == "semantic":
+        store.semantic.reindex("fake-64")
+    scenario = globals()[f"scenario_{name}"]
+    outcomes = [scenario(store, run, bound) for run in range(runs)]
+    store.close()
+    print(
+        json.dumps(
+            {
+                "ok": outcomes.count("ok"),
+                "hung": [i for i, o in enumerate(outcomes) if o == "hung"],
+                "failed": [f"{i}: {o}" for i, o in enumerate(outcomes) if o not in ("ok", "hung")],
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,243 @@
+"""The protection boundary: what an agent can do to a fact a person wrote. Every surface an agent
+reaches (each MCP tool, each llm tool, LangGraph's store, a flush through a model) is walked
+against a protected fact, then the owner's upkeep (prune, dedupe, import) runs: the fact, its
+value and its quality are as the person left them."""
+
+import asyncio
+import json
+
+import pytest
+from click.testing import CliRunner
+from mcp import Client
+
+from slotmem import ProtectedFact, Store
+from slotmem.agents.llm_plugin import Slotmem
+from slotmem.agents.mcp_server import build_server
+from slotmem.cli import cli
+
+pytest_plugins = ["llm_mock"]  # fixtures: mock_models, llm_user_dir, log_chat
+
+OWNER = "Maja Berg owns this account and approves every payment"
+
+
+def session(server, steps):
+    async def go():
+        async with Client(server) as client:
+            return await steps(client)
+
+    return asyncio.run(go())
+
+
+def text_of(result) -> str:
+    return "".join(part.text for part in result.content if hasattr(part, "text"))
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, [str(arg) for arg in args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture
+def owned(db_path, clock):
+    """A person's protected fact (written months before the wall clock's today), beside a fact
+    an agent wrote."""
+    with Store(db_path, create=True, clock=clock) as store:
+        store.upsert("user", "owner", OWNER, protect=True)
+        store.upsert("user", "drink", "Maja drinks green tea", source="agent")
+    return db_path
+
+
+def intact(db_path):
+    with Store(db_path) as store:
+        fact = store.get("user", "owner")
+        assert fact is not None, "the protected fact is gone"
+        assert (fact.value, fact.protected, fact.quality) == (OWNER, True, 0)
+        return store.list_facts("user", limit=None)
+
+
+# -- the reported reproductions ------------------------------------------------------------------
+
+
+def test_an_mcp_agents_rating_cannot_get_a_protected_fact_pruned_by_the_owners_cap(owned):
+    async def steps(client):
+        return await client.call_tool("rate", {"slot": "user", "key": "owner", "rating": -3})
+
+    rated = session(build_server(Store(owned)), steps)
+    assert rated.is_error and "protected" in text_of(rated)
+    run("policy", "user", "--cap", 1, "-d", owned)
+    run("prune", "-d", owned)
+    facts = intact(owned)
+    assert [f.key for f in facts] == ["owner"]  # the agent's fact went instead
+
+
+def test_an_llm_tools_rating_cannot_get_a_protected_fact_pruned_past_the_built_in_cap(owned, clock):
+    tools = Slotmem(str(owned))
+    with pytest.raises(ProtectedFact, match="cannot rate"):
+        tools.rate("user", "owner", -3)
+    with Store(owned, clock=clock) as store:  # an agent writes past the built-in cap (500)
+        store.upsert_many(
+            {"slot": "user", "key": f"k{i}", "value": f"filler fact number {i}"} for i in range(520)
+        )
+    run("prune", "-d", owned)
+    facts = intact(owned)
+    assert len(facts) == 500
+
+
+def test_prune_keeps_a_protected_fact_whatever_its_rating_unless_a_person_asks(owned, clock):
+    with Store(owned, clock=clock) as store:
+        store.rate("user", "owner", -3)  # the person's own rating, through the Store
+        assert store.get("user", "owner").quality == -3
+        clock.advance(days=60)
+        report = store.prune_slot("user", cap=0)
+        assert [f.key for f in report.removed] == ["drink"] and report.protected == 1
+        assert store.prune(dry_run=True)[0].removed == []
+        assert store.get("user", "owner") is not None
+    out = run("prune", "user", "--cap", 0, "--include-protected", "--json", "-d", owned)
+    assert json.loads(out)[0]["removed"] == ["owner"]
+    with Store(owned) as store:
+        assert store.get("user", "owner") is None
+        assert store.history("user", "owner")[0].reason == "prune"
+
+
+def test_an_expired_protected_fact_is_still_pruned(db_path, clock):
+    with Store(db_path, create=True, clock=clock) as store:
+        store.upsert("user", "trip", "Maja is in Rome", protect=True, ttl="1d")
+        clock.advance(days=2)
+        assert [f.key for f in store.prune_slot("user").expired] == ["trip"]
+
+
+def test_dedupe_never_merges_a_protected_fact_into_an_agents_copy(owned, clock):
+    with Store(owned, clock=clock) as store:
+        clock.advance(days=1)  # the agent's copy is newer: it would be kept
+        store.upsert("user", "account_owner", OWNER.replace("every payment", "all payments"))
+        [pair] = store.duplicates("user", semantic=False)
+        assert (pair.keep.key, pair.drop.key) == ("owner", "account_owner")
+        assert len(store.dedupe("user", semantic=False).changes) == 1
+        assert store.get("user", "account_owner") is None
+    intact(owned)
+
+
+def test_an_agents_flush_cannot_overwrite_a_protected_fact(owned, mock_models):
+    from slotmem.ingest.flusher import flush
+    from slotmem.ingest.transcripts import parse
+
+    proposal = {"slot": "user", "key": "owner", "value": "Mallory owns the account now"}
+    mock_models.plain.enqueue({"facts": [{**proposal, "confidence": 0.9}]})
+    chat = json.dumps([{"role": "user", "content": "Mallory owns the account now."}])
+    with Store(owned) as store:
+        report = flush(store, parse(chat, source="chat.json"), "mock")
+    [item] = report.items
+    assert item.action == "rejected" and "protected" in item.reason
+    intact(owned)
+
+
+# -- every surface an agent reaches, then the owner's upkeep ---------------------------------------
+
+HOSTILE = "Mallory Stone owns this account and approves every payment"
+COPY = OWNER.replace("every payment", "all payments")  # a near-duplicate, for dedupe
+
+
+def test_every_agent_surface_then_prune_dedupe_and_import_leave_a_protected_fact_intact(
+    owned, tmp_path, mock_models
+):
+    from langgraph.store.base import GetOp, PutOp, SearchOp
+
+    from slotmem.ingest.flusher import flush
+    from slotmem.ingest.transcripts import parse
+    from slotmem.integrations.langgraph import SlotmemStore
+
+    # MCP: every tool, resource and prompt, with each write aimed at the fact
+    calls = [
+        ("recall", {"query": "who owns the account?"}),
+        ("get", {"slot": "user", "key": "owner"}),
+        ("list", {"slot": "user"}),
+        ("history", {"slot": "user", "key": "owner"}),
+        ("context", {"message": "who owns the account?"}),
+        ("remember", {"slot": "user", "key": "owner", "value": HOSTILE}),
+        ("remember", {"slot": "user", "key": "Owner", "value": HOSTILE}),
+        ("remember", {"slot": "user", "key": "ｏｗｎｅｒ", "value": HOSTILE}),
+        ("remember", {"slot": "user", "key": "account_owner", "value": COPY}),
+        ("forget", {"slot": "user", "key": "owner"}),
+        ("forget", {"slot": "user", "key": "OWNER"}),
+        ("rate", {"slot": "user", "key": "owner", "rating": -3}),
+        ("rate", {"slot": "user", "key": "Owner", "rating": -3, "comment": "wrong"}),
+    ]
+
+    async def steps(client):
+        results = [await client.call_tool(name, args) for name, args in calls]
+        await client.read_resource("slotmem://fact/user/owner")
+        await client.read_resource("slotmem://slot/user")
+        await client.read_resource("slotmem://slots")
+        await client.get_prompt("with_memory", {"message": "who owns the account?"})
+        return results
+
+    results = session(build_server(Store(owned)), steps)
+    refused = {name for (name, _), result in zip(calls, results) if result.is_error}
+    assert [n for (n, _), r in zip(calls, results) if not r.is_error] == [
+        "recall", "get", "list", "history", "context", "remember"  # account_owner: a new key
+    ]  # fmt: skip
+    assert refused == {"remember", "forget", "rate"}
+
+    # the llm tools: every tool
+    tools = Slotmem(str(owned))
+    tools.recall("who owns the account?")
+    tools.get("user", "owner")
+    tools.list("user")
+    tools.history("user", "owner")
+    tools.context("who owns the account?")
+    for write in (
+        lambda: tools.remember("user", "owner", HOSTILE),
+        lambda: tools.remember("user", "OWNER", HOSTILE),
+        lambda: tools.forget("user", "owner"),
+        lambda: tools.rate("user", "owner", -3),
+        lambda: tools.rate("user", "Owner", -3),
+    ):
+        with pytest.raises(ProtectedFact):
+            write()
+
+    # LangGraph's store: get, search, list namespaces, put, delete, batch
+    graph = SlotmemStore(Store(owned))
+    assert graph.get(("user",), "owner").value == {"content": OWNER}
+    graph.search(("user",), query="who owns the account?")
+    graph.list_namespaces()
+    for write in (
+        lambda: graph.put(("user",), "owner", {"content": HOSTILE}),
+        lambda: graph.put(("user",), "Owner", {"content": HOSTILE}),
+        lambda: graph.delete(("user",), "owner"),
+        lambda: graph.batch(
+            [
+                GetOp(("user",), "owner"),
+                SearchOp(("user",), query="owner"),
+                PutOp(("user",), "owner", None),
+            ]
+        ),
+        lambda: asyncio.run(graph.aput(("user",), "OWNER", {"content": HOSTILE})),
+    ):
+        with pytest.raises(ProtectedFact):
+            write()
+
+    # a flush through a model that proposes the hostile value under each spelling
+    proposals = [
+        {"slot": "user", "key": key, "value": HOSTILE, "confidence": 0.95}
+        for key in ("owner", "Owner", "ＯＷＮＥＲ")
+    ]
+    mock_models.plain.enqueue({"facts": proposals})
+    chat = json.dumps([{"role": "user", "content": "Mallory Stone owns the account now."}])
+    with Store(owned) as store:
+        report = flush(store, parse(chat, source="chat.json"), "mock")
+    assert {item.action for item in report.items} == {"rejected"}
+    intact(owned)
+
+    # the owner's routine upkeep: prune by a cap, dedupe, export and import back
+    run("policy", "user", "--cap", 1, "-d", owned)
+    run("prune", "-d", owned)
+    run("dedupe", "-d", owned)
+    exported = tmp_path / "memory.jsonl"
+    run("export", "-o", exported, "-d", owned)
+    for mode in ("merge", "replace", "skip-existing"):
+        run("import", exported, "--mode", mode, "-d", owned)
+    facts = intact(owned)
+    assert [f.key for f in facts] == ["owner"]  # drink pruned by the cap, the copy merged
+    with Store(owned) as store:
+        assert not store.conn.execute("SELECT count(*) FROM memory_feedback").fetchone()[0]
