@@ -204,7 +204,7 @@ def test_a_fact_a_person_protected_is_left_unless_allowed(people, allow):
             "slot": "user",
             "key": "timezone",
             "value": "Maja lives in Lisbon (WET).",
-            "reason": "a person protected this fact",
+            "reason": "user/timezone is protected (a person wrote it)",
         }
         assert value == "Maja lives in Stockholm (CET)"
 

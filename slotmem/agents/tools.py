@@ -211,7 +211,7 @@ class AgentMemory:
         into the slots in scope (every slot: user, project, agent). A fact a person protected
         is left as it is unless ``allow_protected``; the report lists it as rejected."""
         self._writing("flush")
-        from ..ingest.flusher import flush
+        from ..ingest.flusher import flush, protected_reason
 
         name = validation.text(
             conversation_id or "conversation", "conversation_id", 200, single_line=True
@@ -223,10 +223,11 @@ class AgentMemory:
             model,
             slots=self.slots if self.slots is not None else DEFAULT_SLOTS,
             source=f"{self.source}:{name}",
+            allow_protected=self.allow_protected,
         )
         for item in report.items:
             if item.action == PROTECTED:
-                item.action, item.reason = "rejected", "a person protected this fact"
+                item.action, item.reason = "rejected", protected_reason(item.slot, item.key)
         return {
             "source": report.source,
             "model": report.model,

@@ -51,6 +51,7 @@ def flush(
     now=None,
     options: dict | None = None,
     from_start: bool = False,
+    allow_protected: bool = False,
 ) -> FlushReport:
     """Extract facts from ``transcript`` with ``model`` (an llm model id, alias or
     ``llm.Model``; default: llm's default model) and upsert them into ``store``.
@@ -66,6 +67,8 @@ def flush(
     Without a source (text or messages given directly) the whole transcript is read.
 
     ``options``: model options, as ``llm -o`` takes them (``{"temperature": 0.1}``).
+
+    A fact a person protected is not changed (reported rejected) unless ``allow_protected``.
 
     ``now`` (a datetime, a date, epoch milliseconds or ISO text) is when the conversation took
     place; by default each chunk's own timestamps where the transcript has them, else the
@@ -119,7 +122,7 @@ def flush(
                 if item.action != "rejected":
                     _accept(accepted, item)
             report.items += [rejected(cut, CUT_OFF) for cut in cuts]
-    _classify(store, list(accepted.values()), store.clock())
+    _classify(store, list(accepted.values()), store.clock(), allow_protected)
     if not dry_run:
         with store.transaction():
             _write(store, list(accepted.values()), report.provenance())
@@ -215,9 +218,10 @@ def _accept(accepted: dict, item: FlushItem) -> None:
     accepted[(item.slot, item.key)] = item
 
 
-def _classify(store, items: list[FlushItem], now: int) -> None:
+def _classify(store, items: list[FlushItem], now: int, allow_protected: bool) -> None:
     """Mark each accepted item created, updated (with the old value) or unchanged; one whose
-    ttl ran out before this flush is rejected (it was true only while it lasted)."""
+    ttl ran out before this flush is rejected (it was true only while it lasted), and so is a
+    change to a fact a person protected unless ``allow_protected``."""
     for item in items:
         if item.expires_at is not None and item.expires_at <= now:
             item.action = "rejected"
@@ -228,11 +232,15 @@ def _classify(store, items: list[FlushItem], now: int) -> None:
             item.action = "created"
         elif restates(existing.value, item.value):
             item.action, item.old_value = "unchanged", existing.value
-        elif existing.protected:  # a person wrote it: a model's reading of a chat cannot
+        elif existing.protected and not allow_protected:  # a model's reading of a chat
             item.action, item.old_value = "rejected", existing.value
-            item.reason = f"{item.slot}/{existing.key} is protected (a person wrote it)"
+            item.reason = protected_reason(item.slot, existing.key)
         else:
             item.action, item.old_value = "updated", existing.value
+
+
+def protected_reason(slot: str, key: str) -> str:
+    return f"{slot}/{key} is protected (a person wrote it)"
 
 
 def _write(store, items: list[FlushItem], source: str) -> None:
