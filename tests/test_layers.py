@@ -22,7 +22,8 @@ ALLOWED = {
     "store": BASE | {"store", "storage", "search", "vectors", "ingest"},
     "ingest": BASE | {"ingest", "store"},
     "agents": BASE | {"agents", "storage", "store", "vectors"},  # vectors: the llm model hook
-    "cli": BASE | {"cli", "storage", "search", "ingest", "agents", "store", "__init__"},
+    "cli": BASE | {"cli", "storage", "search", "ingest", "agents", "store", "ui", "__init__"},
+    "ui": BASE | {"ui", "store", "agents"},  # the browser UI: a client of the Store
     # clients of the Store for other ecosystems: asyncio, LangGraph, datasette
     "aio": BASE | {"store"},
     "integrations": BASE | {"store", "agents"},
