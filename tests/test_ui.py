@@ -99,7 +99,7 @@ def test_facts_page_shows_slots_policies_and_readable_dates(memory):
     assert status == 200
     assert re.search(r"<th scope=\"row\"><a [^>]*>project</a></th><td class=\"num\">2</td>", html)
     assert "what we build" in html and ">200<" in html  # the slot's policy
-    assert "just now" in html and re.search(r'class="iso">20\d\d-\d\d-\d\dT', html)
+    assert "just now" in html and re.search(r'class="iso">20\d\d-\d\d-\d\d \d\d:\d\d UTC<', html)
     assert '<span class="mark pinned">pinned</span>' in html
     assert "We ship on Thursdays" in html and "flush:b" in html
 
@@ -356,3 +356,55 @@ def test_the_command_prints_its_address_and_serves(memory):
     finally:
         process.terminate()
         process.wait(30)
+
+
+@pytest.fixture
+def semantic_memory(db_path):
+    """A file with semantic search on (deterministic fake embeddings, tests/test_semantic.py)."""
+    import llm
+    from test_semantic import Plugin
+
+    llm.pm.register(Plugin(), name="fake-embeddings-ui")
+    try:
+        with Store(db_path, create=True) as store:
+            store.upsert("project", "deploy.schedule", "We deploy on Fridays after the standup.")
+            store.upsert("project", "stack", "Python with FastAPI and PostgreSQL.")
+            store.upsert("user", "drinks", "The user prefers green tea in the afternoon.")
+            store.semantic.reindex("fake-64")
+        yield db_path
+    finally:
+        llm.pm.unregister(name="fake-embeddings-ui")
+
+
+def test_a_file_with_semantic_search_ranks_hybrid_and_draws_its_map(semantic_memory):
+    with serving(semantic_memory) as ui:
+        _, hybrid = get(ui, "/search?q=When+do+we+ship%3F")
+        _, lexical = get(ui, "/search?q=When+do+we+ship%3F&lexical=1")
+        _, map_page = get(ui, "/map")
+    assert "Semantic search: on." in hybrid
+    assert "deploy.schedule" in hybrid and "semantic_rank=1" in hybrid  # a paraphrase
+    assert "Nothing found for" in lexical
+    assert map_page.count("<circle ") == 3 and "fake-64" in map_page
+    assert "project/stack: Python with FastAPI" in map_page  # hover: the fact
+
+
+def test_the_map_page_without_vectors_says_how_to_get_them(memory):
+    with Store(memory) as store:
+        store.query_facts("ship")  # one fact used now
+    with serving(memory) as ui:
+        status, html = get(ui, "/map")
+    assert status == 200 and "slotmem reindex" in html and "<circle" not in html
+    row = re.search(r'<th scope="row">project</th>((?:<td class="num">\d+</td>){4})', html)
+    assert re.findall(r"\d+", row.group(1)) == ["1", "0", "0", "1"]  # used now, never used
+
+
+def test_the_projection_keeps_what_differs_most():
+    import numpy as np
+
+    from slotmem.ui.overview import project
+
+    vectors = np.array([[0, 0, 1], [10, 0, 1], [0, 1, 1], [10, 1, 1]], dtype="float32")
+    points = project(vectors)
+    assert points.shape == (4, 2)
+    assert abs(points[1, 0] - points[0, 0]) > 9  # the long direction is the first axis
+    assert project(np.array([[1.0], [2.0]])).shape == (2, 2)

@@ -17,7 +17,7 @@ main{padding:1rem;max-width:80rem}
 table{border-collapse:collapse;width:100%;background:#fff;margin:.5rem 0 1rem}
 th,td{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}
 th{background:#eef2f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.iso{display:block;color:#555;font-size:.75rem}
+.iso{display:block;color:#555;font-size:.75rem;white-space:nowrap}
 .mark{display:inline-block;border-radius:3px;padding:0 .3rem;font-size:.75rem;margin:1px;
 background:#e3e8ee}.pinned{background:#fde68a}.protected{background:#bfdbfe}.expiring{background:#fecaca}
 form.filters{display:flex;flex-wrap:wrap;gap:.75rem;align-items:end;margin:.5rem 0}
@@ -66,7 +66,11 @@ def when(ms: int | None, now: int) -> str:
     if ms is None:
         return '<span class="muted">never</span>'
     iso = iso_time(ms) or ""
-    return f'<time datetime="{e(iso)}">{e(ago(ms, now))}</time><span class="iso">{e(iso)}</span>'
+    shown = iso[:16].replace("T", " ") + " UTC"  # to the minute; the whole in the tooltip
+    return (
+        f'<time datetime="{e(iso)}" title="{e(iso)}">{e(ago(ms, now))}</time>'
+        f'<span class="iso">{e(shown)}</span>'
+    )
 
 
 def day(ms: int) -> str:

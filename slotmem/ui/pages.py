@@ -126,7 +126,7 @@ def facts(store, params: dict, view: View) -> tuple[str, str]:
     if more:
         pager += f'<a href="{e(url("/", **keep, pinned=pinned and "1", offset=offset + PAGE_SIZE))}">Next page</a>'
     shown_text = f"facts {offset + 1}–{offset + len(shown)}" if shown else "no facts"
-    return "Facts", (
+    return "Memory", (
         f"<h2>Slots</h2>{slot_table}<h2>Facts</h2>{filters}"
         f'<p class="muted">Showing {shown_text}.</p>{table}<p>{pager}</p>'
     )

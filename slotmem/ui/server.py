@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import SlotmemError
-from . import actions, pages
+from . import actions, overview, pages
 from .html import notice, page
 
 log = logging.getLogger(__name__)
@@ -36,6 +36,7 @@ ROUTES = {
     "/context": pages.context,
     "/history": pages.changes,
     "/undo": pages.undo,
+    "/map": overview.overview,
 }
 
 
