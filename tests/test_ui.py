@@ -358,8 +358,8 @@ def test_the_command_prints_its_address_and_serves(memory):
         process.wait(30)
 
 
-@pytest.fixture
-def semantic_memory(db_path):
+@contextlib.contextmanager
+def semantic_file(db_path, more=()):
     """A file with semantic search on (deterministic fake embeddings, tests/test_semantic.py)."""
     import llm
     from test_semantic import Plugin
@@ -370,10 +370,17 @@ def semantic_memory(db_path):
             store.upsert("project", "deploy.schedule", "We deploy on Fridays after the standup.")
             store.upsert("project", "stack", "Python with FastAPI and PostgreSQL.")
             store.upsert("user", "drinks", "The user prefers green tea in the afternoon.")
+            store.upsert_many(more)
             store.semantic.reindex("fake-64")
         yield db_path
     finally:
         llm.pm.unregister(name="fake-embeddings-ui")
+
+
+@pytest.fixture
+def semantic_memory(db_path):
+    with semantic_file(db_path) as path:
+        yield path
 
 
 def test_a_file_with_semantic_search_ranks_hybrid_and_draws_its_map(semantic_memory):
@@ -408,3 +415,22 @@ def test_the_projection_keeps_what_differs_most():
     assert points.shape == (4, 2)
     assert abs(points[1, 0] - points[0, 0]) > 9  # the long direction is the first axis
     assert project(np.array([[1.0], [2.0]])).shape == (2, 2)
+
+
+def test_list_facts_takes_a_source_and_an_offset(store):
+    """What the facts page asks of the Store, so that a big memory's page stays quick."""
+    store.upsert_many(
+        [
+            {"slot": "notes", "key": f"k{i}", "value": f"v{i}", "source": f"Flush:{i % 2}"}
+            for i in range(6)
+        ]
+    )
+    keys = [f.key for f in store.list_facts("notes", order="key", source="flush:1", limit=None)]
+    assert keys == ["k1", "k3", "k5"]
+    assert [f.key for f in store.list_facts("notes", order="key", offset=4)] == ["k4", "k5"]
+    assert [f.key for f in store.list_facts(order="key", limit=1, offset=1)] == ["k1"]
+    assert store.list_facts("notes", source="nowhere") == []
+    with pytest.raises(SlotmemError, match="offset must be an integer >= 0"):
+        store.list_facts(offset=-1)
+    with pytest.raises(SlotmemError, match="source contains a control character"):
+        store.list_facts(source="a\x00b")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
-from test_ui import serving
+from test_ui import semantic_file, serving
 
 from slotmem import Store
 from slotmem.agents.context import build
@@ -181,3 +181,28 @@ def test_the_keyboard_reaches_and_works_every_control(memory, page):
         page.keyboard.press("Enter")
         expect(page.get_by_role("button", name="Unpin")).to_be_visible()
         assert fact(memory, "project", "deploy").pinned
+
+
+TOPICS = {
+    "project": ["deploy release friday standup", "python fastapi postgresql stack", "ci push main"],
+    "user": ["tea drink afternoon", "neovim editor theme", "lisbon timezone summer"],
+    "agent": ["answer briefly commands", "ask before deleting files"],
+}
+
+
+def test_the_map_of_a_semantic_memory(db_path, page):
+    more = [
+        {"slot": slot, "key": f"note.{i}.{n}", "value": f"{topic} note {n}"}
+        for slot, topics in TOPICS.items()
+        for i, topic in enumerate(topics)
+        for n in range(4)
+    ]
+    with semantic_file(db_path, more) as path, serving(path) as ui:
+        page.goto(ui.url + "map")
+        points = page.get_by_role("img", name="Map of 35 facts by meaning").locator("circle")
+        expect(points).to_have_count(35)
+        expect(page.get_by_role("table", name="Use per slot")).to_contain_text("project")
+        page.locator("svg").scroll_into_view_if_needed()
+        shot(page, "ui-map.png")
+        page.locator("circle").first.click()  # a point opens its fact
+        expect(page.locator("#value")).not_to_be_empty()

@@ -85,7 +85,7 @@ def vector_map(store) -> str:
     points = project(np.stack([np.frombuffer(row[3], dtype="<f4") for row in found]))
     slots = sorted({row[0] for row in found})
     colour = {slot: COLOURS[i % len(COLOURS)] for i, slot in enumerate(slots)}
-    size, pad = 640, 16
+    size, pad = 480, 16
     low, high = points.min(axis=0), points.max(axis=0)
     span = np.where(high - low > 0, high - low, 1.0)
     xy = pad + (points - low) / span * (size - 2 * pad)

@@ -63,18 +63,23 @@ def facts(store, params: dict, view: View) -> tuple[str, str]:
     policies = {p.slot: p for p in store.policies()}
     slot = params.get("slot") or None
     source = (params.get("source") or "").strip()
-    order = params.get("order") or "updated"
+    order = params.get("order") or "created"
     since, until = params.get("since") or None, params.get("until") or None
     pinned = params.get("pinned") == "1"
     offset = number(params, "offset", 0, 0, 10**9)
     if order not in LIST_ORDERS:
         raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}, not {order!r}")
-    # a source filter reads the slot whole and filters here: the Store lists by slot and time
-    want = None if source else offset + PAGE_SIZE + 1
-    found = store.list_facts(slot, limit=want, order=order, pinned=pinned, since=since, until=until)
-    if source:
-        found = [f for f in found if f.source and source.lower() in f.source.lower()]
-    shown, more = found[offset : offset + PAGE_SIZE], len(found) > offset + PAGE_SIZE
+    found = store.list_facts(
+        slot,
+        limit=PAGE_SIZE + 1,
+        offset=offset,
+        order=order,
+        pinned=pinned,
+        since=since,
+        until=until,
+        source=source or None,
+    )
+    shown, more = found[:PAGE_SIZE], len(found) > PAGE_SIZE
 
     rows = "".join(
         f'<tr><th scope="row"><a href="{e(url("/", slot=name))}">{e(name)}</a></th>'
@@ -89,11 +94,11 @@ def facts(store, params: dict, view: View) -> tuple[str, str]:
         if slots
         else "<p>This memory holds no facts yet.</p>"
     )
-    orders = [
+    orders = [  # newest first: at once on any size (the others sort the whole slot)
+        ("created", "Newest"),
         ("updated", "Last updated"),
         ("accessed", "Last used"),
         ("used", "Most used"),
-        ("created", "Newest"),
         ("key", "Slot and key"),
         ("pinned", "Pinned first"),
     ]
