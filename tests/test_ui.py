@@ -434,3 +434,35 @@ def test_list_facts_takes_a_source_and_an_offset(store):
         store.list_facts(offset=-1)
     with pytest.raises(SlotmemError, match="source contains a control character"):
         store.list_facts(source="a\x00b")
+
+
+def test_an_edit_keeps_the_expiry_and_the_protection(db_path):
+    with Store(db_path, create=True) as store:
+        store.upsert("user", "trip", "In Rome", ttl="3d", protect=True)
+        expires = store.get("user", "trip").expires_at
+    with serving(db_path, write=True) as ui:
+        form = {"action": "edit", "slot": "user", "key": "trip", "value": "In Milan"}
+        assert post(ui, form)[0] == 303
+    with Store(db_path) as store:
+        now = store.get("user", "trip")
+    assert (now.value, now.expires_at, now.protected) == ("In Milan", expires, True)
+
+
+def test_a_preview_is_not_counted_as_an_access(memory):
+    with Store(memory) as store:
+        before = {f.key: f.access_count for f in store.list_facts(limit=None)}
+    with serving(memory) as ui:
+        _, html = get(ui, "/context?message=when+do+we+ship&slots=user,project")
+        assert "We ship on Thursdays" in html
+    with Store(memory) as store:
+        assert {f.key: f.access_count for f in store.list_facts(limit=None)} == before
+
+
+def test_the_map_draws_the_newest_facts_only(db_path, monkeypatch):
+    from slotmem.ui import overview
+
+    monkeypatch.setattr(overview, "MAP_POINTS", 2)
+    with semantic_file(db_path), serving(db_path) as ui:
+        _, html = get(ui, "/map")
+    assert html.count("<circle ") == 2 and "Map of 2 facts by meaning" in html
+    assert "user/drinks" in html and "deploy.schedule" not in html  # the newest two
