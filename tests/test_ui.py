@@ -466,3 +466,29 @@ def test_the_map_draws_the_newest_facts_only(db_path, monkeypatch):
         _, html = get(ui, "/map")
     assert html.count("<circle ") == 2 and "Map of 2 facts by meaning" in html
     assert "user/drinks" in html and "deploy.schedule" not in html  # the newest two
+
+
+def test_clusters_find_groups_of_similar_vectors():
+    import numpy as np
+
+    from slotmem.ui.overview import clusters
+
+    rng = np.random.default_rng(0)
+    a = np.array([1.0, 0, 0]) + rng.normal(0, 0.05, (5, 3))
+    b = np.array([0, 1.0, 0]) + rng.normal(0, 0.05, (5, 3))
+    vectors = np.vstack([a, b])
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    labels = clusters(vectors, 2)
+    assert len(set(labels[:5])) == 1 and len(set(labels[5:])) == 1 and labels[0] != labels[5]
+    assert clusters(vectors, 2) == labels  # the same vectors, the same clusters
+    assert clusters(vectors[:1], 3) == [0]
+
+
+def test_the_map_colours_by_cluster_on_request(semantic_memory):
+    with serving(semantic_memory) as ui:
+        _, by_slot = get(ui, "/map")
+        _, by_cluster = get(ui, "/map?colour=cluster")
+        status, bad = get(ui, "/map?colour=rainbow")
+    assert "Colour by cluster" in by_slot and "cluster 1" not in by_slot
+    assert "cluster 1" in by_cluster and by_cluster.count("<circle ") == 3
+    assert status == 400 and "colour must be slot or cluster" in bad

@@ -3,6 +3,7 @@ facts' vectors (a 2-D principal-component projection, plain numpy, drawn as SVG)
 
 from __future__ import annotations
 
+from ..errors import InvalidInput
 from .html import e
 
 MAP_POINTS = 2000  # the most recently updated facts with a vector; more makes a slow page
@@ -12,7 +13,10 @@ COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8
 
 
 def overview(store, params: dict, view) -> tuple[str, str]:
-    return "Map", usage(store) + vector_map(store)
+    by = params.get("colour") or "slot"
+    if by not in ("slot", "cluster"):
+        raise InvalidInput(f"colour must be slot or cluster, not {by!r}")
+    return "Map", usage(store) + vector_map(store, by)
 
 
 def usage(store) -> str:
@@ -62,7 +66,7 @@ def usage(store) -> str:
     )
 
 
-def vector_map(store) -> str:
+def vector_map(store, by: str = "slot") -> str:
     model = store.semantic.model_id()
     if not model:
         return (
@@ -82,23 +86,32 @@ def vector_map(store) -> str:
     ).fetchall()
     if len(found) < 2:
         return "<h2>Map</h2><p>No map: fewer than two facts have vectors.</p>"
-    points = project(np.stack([np.frombuffer(row[3], dtype="<f4") for row in found]))
-    slots = sorted({row[0] for row in found})
-    colour = {slot: COLOURS[i % len(COLOURS)] for i, slot in enumerate(slots)}
+    vectors = np.stack([np.frombuffer(row[3], dtype="<f4") for row in found])
+    points = project(vectors)
+    if by == "cluster":
+        groups = [
+            f"cluster {n + 1}" for n in clusters(vectors, min(len(COLOURS), len(found) // 4 or 1))
+        ]
+    else:
+        groups = [row[0] for row in found]
+    names = sorted(set(groups), key=lambda g: (len(g), g))
+    colour = {name: COLOURS[i % len(COLOURS)] for i, name in enumerate(names)}
     size, pad = 480, 16
     low, high = points.min(axis=0), points.max(axis=0)
     span = np.where(high - low > 0, high - low, 1.0)
     xy = pad + (points - low) / span * (size - 2 * pad)
     dots = "".join(
         f'<a href="/fact?slot={e(slot)}&amp;key={e(key)}"><circle cx="{x:.1f}" cy="{y:.1f}" '
-        f'r="5" fill="{colour[slot]}" fill-opacity="0.75"><title>{e(slot)}/{e(key)}: '
+        f'r="5" fill="{colour[group]}" fill-opacity="0.75"><title>{e(slot)}/{e(key)}: '
         f"{e(value[:160])}</title></circle></a>"
-        for (slot, key, value, _), (x, y) in zip(found, xy)
+        for (slot, key, value, _), (x, y), group in zip(found, xy, groups)
     )
     legend = " ".join(
-        f'<span><span style="color:{colour[s]}" aria-hidden="true">●</span> {e(s)}</span>'
-        for s in slots
+        f'<span><span style="color:{colour[g]}" aria-hidden="true">●</span> {e(g)}</span>'
+        for g in names
     )
+    other = "cluster" if by == "slot" else "slot"
+    legend += f' · <a href="/map?colour={other}">Colour by {other}</a>'
     return (
         f"<h2>Map</h2><p>{len(found)} facts with a vector ({e(model)}), the two directions in "
         "which they differ most (principal components): near means similar. Hover a point for "
@@ -119,3 +132,26 @@ def project(vectors):
     if out.shape[1] < 2:  # one dimension only: a line
         out = np.hstack([out, np.zeros((len(out), 1))])
     return out
+
+
+def clusters(vectors, k: int, rounds: int = 20):
+    """k-means of the unit ``vectors`` (cosine): the cluster number of each row. Starts from
+    k spread-out rows (the farthest from those chosen so far), so the same vectors always give
+    the same clusters."""
+    import numpy as np
+
+    centres = [vectors[0]]
+    for _ in range(1, min(k, len(vectors))):
+        nearest = np.max(vectors @ np.stack(centres).T, axis=1)
+        centres.append(vectors[int(np.argmin(nearest))])
+    centre = np.stack(centres)
+    labels = np.zeros(len(vectors), dtype=int)
+    for _ in range(rounds):
+        labels = np.argmax(vectors @ centre.T, axis=1)
+        for n in range(len(centre)):
+            members = vectors[labels == n]
+            if len(members):
+                mean = members.mean(axis=0)
+                norm = np.linalg.norm(mean)
+                centre[n] = mean / norm if norm > 0 else centre[n]
+    return [int(n) for n in labels]
