@@ -81,7 +81,7 @@ def vector_map(store, by: str = "slot") -> str:
         """SELECT f.slot, f.key, f.value, v.embedding FROM memory_facts f
            JOIN memory_embeddings v ON v.fact_seq = f.seq AND v.model = ?
            WHERE f.expires_at IS NULL OR f.expires_at > ?
-           ORDER BY f.updated_at DESC LIMIT ?""",
+           ORDER BY f.updated_at DESC, f.seq DESC LIMIT ?""",
         (model, store.clock(), MAP_POINTS),
     ).fetchall()
     if len(found) < 2:
