@@ -140,7 +140,7 @@ LABELS = """() => [...document.querySelectorAll('input:not([type=hidden]), selec
 
 @pytest.mark.parametrize(
     "path",
-    ["", "search?q=ship", "context?message=ship", "fact?slot=project&key=deploy", "history"],
+    ["", "search?q=ship", "context?message=ship", "fact?slot=project&key=deploy", "history", "map"],
 )
 def test_every_control_has_a_label(memory, page, path):
     with serving(memory, write=True) as ui:
@@ -204,5 +204,5 @@ def test_the_map_of_a_semantic_memory(db_path, page):
         expect(page.get_by_role("table", name="Use per slot")).to_contain_text("project")
         page.locator("svg").scroll_into_view_if_needed()
         shot(page, "ui-map.png")
-        page.locator("circle").first.click()  # a point opens its fact
+        page.locator("circle").last.click()  # a point (the last drawn is on top) opens its fact
         expect(page.locator("#value")).not_to_be_empty()
