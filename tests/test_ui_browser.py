@@ -1,11 +1,13 @@
 """slotmem ui in a real headless Chromium (Debian's, driven by Playwright): a person's session
 from opening the page to forgetting a fact, the file checked through the Store after each
-step; the pages' labels and keyboard use; the screenshots docs/ui.md shows.
+step; the pages' labels and keyboard use; the screenshots docs/ui.md shows (refresh them with
+`SLOTMEM_SCREENSHOTS=docs python -m pytest tests/test_ui_browser.py`).
 
 Chromium is not optional here: without it these tests fail (CI installs it, see .ci/run)."""
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,13 @@ from test_ui import semantic_file, serving
 from slotmem import Store
 from slotmem.agents.context import build
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+ROOT = Path(__file__).resolve().parent.parent
+# Every run takes the screenshots docs/ui.md shows and checks them; SLOTMEM_SCREENSHOTS=docs keeps
+# them there (refreshing the doc's pictures), else they go to a temporary folder, so that running
+# the tests leaves the work tree as it was.
+SCREENSHOTS = (
+    ROOT / os.environ["SLOTMEM_SCREENSHOTS"] if os.environ.get("SLOTMEM_SCREENSHOTS") else None
+)
 CHROMIUM = os.environ.get("SLOTMEM_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 MAX_SCREENSHOT_BYTES = 150_000
 expect.set_options(timeout=20_000)  # generous: a loaded 2-core machine
@@ -56,7 +64,9 @@ def memory(db_path):
 
 
 def shot(page, name: str) -> None:
-    path = DOCS / name
+    folder = SCREENSHOTS or Path(tempfile.gettempdir()) / "slotmem-ui-screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
     page.screenshot(path=str(path))
     assert path.stat().st_size < MAX_SCREENSHOT_BYTES, f"{name} is {path.stat().st_size} bytes"
 
