@@ -492,3 +492,38 @@ def test_the_map_colours_by_cluster_on_request(semantic_memory):
     assert "Colour by cluster" in by_slot and "cluster 1" not in by_slot
     assert "cluster 1" in by_cluster and by_cluster.count("<circle ") == 3
     assert status == 400 and "colour must be slot or cluster" in bad
+
+
+def test_the_json_answers_match_the_store(memory):
+    import json
+
+    from slotmem.agents.context import build
+
+    with Store(memory) as store:
+        listed = [f.key for f in store.list_facts("project", order="key")]
+        ranked = [h.fact.key for h in store.query_facts("ship friday", track_access=False)]
+        expected = build(store, "when do we ship?", ["user", "project"], track_access=False)
+        before = {f.key: f.access_count for f in store.list_facts(limit=None)}
+    with serving(memory) as ui:
+        facts = json.loads(get(ui, "/api/facts?slot=project&order=key&limit=5")[1])
+        hits = json.loads(get(ui, "/api/search?q=ship+friday")[1])
+        context = json.loads(
+            get(ui, "/api/context?message=when+do+we+ship%3F&slots=user,project")[1]
+        )
+        errors = [
+            get(ui, path)
+            for path in (
+                "/api/search",
+                "/api/facts?limit=5000",
+                "/api/facts?order=up",
+                "/api/context",
+            )
+        ]
+    assert [f["key"] for f in facts["facts"]] == listed and facts["slots"]["project"] == 2
+    assert re.match(r"20\d\d-\d\d-\d\dT", facts["facts"][0]["updated_at"])  # ISO, not epoch ms
+    assert [h["key"] for h in hits["hits"]] == ranked and "explanation" in hits["hits"][0]
+    assert context["text"] == expected.text
+    assert [status for status, _ in errors] == [400] * 4
+    assert "give the text to search for" in json.loads(errors[0][1])["error"]
+    with Store(memory) as store:
+        assert {f.key: f.access_count for f in store.list_facts(limit=None)} == before

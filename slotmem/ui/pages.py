@@ -57,28 +57,31 @@ def number(params: dict, name: str, default: int, low: int, high: int) -> int:
 
 
 # -- facts and slots ----------------------------------------------------------------------------
+def listing(params: dict) -> dict:
+    """The Store.list_facts arguments of a listing's query: slot, source, order, since, until,
+    pinned, offset (checked here or by the Store)."""
+    order = params.get("order") or "created"
+    if order not in LIST_ORDERS:
+        raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}, not {order!r}")
+    return {
+        "slot": params.get("slot") or None,
+        "source": (params.get("source") or "").strip() or None,
+        "order": order,
+        "since": params.get("since") or None,
+        "until": params.get("until") or None,
+        "pinned": params.get("pinned") == "1",
+        "offset": number(params, "offset", 0, 0, 10**9),
+    }
+
+
 def facts(store, params: dict, view: View) -> tuple[str, str]:
     now = store.clock()
     slots = store.slots()
     policies = {p.slot: p for p in store.policies()}
-    slot = params.get("slot") or None
-    source = (params.get("source") or "").strip()
-    order = params.get("order") or "created"
-    since, until = params.get("since") or None, params.get("until") or None
-    pinned = params.get("pinned") == "1"
-    offset = number(params, "offset", 0, 0, 10**9)
-    if order not in LIST_ORDERS:
-        raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}, not {order!r}")
-    found = store.list_facts(
-        slot,
-        limit=PAGE_SIZE + 1,
-        offset=offset,
-        order=order,
-        pinned=pinned,
-        since=since,
-        until=until,
-        source=source or None,
-    )
+    asked = listing(params)
+    slot, source, order = asked["slot"], asked["source"] or "", asked["order"]
+    since, until, pinned, offset = asked["since"], asked["until"], asked["pinned"], asked["offset"]
+    found = store.list_facts(limit=PAGE_SIZE + 1, **asked)
     shown, more = found[:PAGE_SIZE], len(found) > PAGE_SIZE
 
     rows = "".join(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
 import logging
 import secrets
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +23,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import SlotmemError
-from . import actions, overview, pages
+from . import actions, api, overview, pages
 from .html import notice, page
 
 log = logging.getLogger(__name__)
@@ -155,6 +156,9 @@ def _handler(ui: UI):
                 self.send_response(HTTPStatus.NO_CONTENT)
                 self.end_headers()
                 return
+            if split.path in api.ROUTES:
+                self.send_api(api.ROUTES[split.path], params)
+                return
             route = ROUTES.get(split.path)
             if route is None:
                 self.send_page(HTTPStatus.NOT_FOUND, "Not found", f"No page {split.path}.")
@@ -215,6 +219,22 @@ def _handler(ui: UI):
             self.end_headers()
 
         # -- answers ----------------------------------------------------------------------
+        def send_api(self, route, params: dict) -> None:
+            try:
+                status, data = HTTPStatus.OK, ui.call(route, params)
+            except SlotmemError as e:
+                status, data = HTTPStatus.BAD_REQUEST, {"error": str(e)}
+            except Exception:
+                log.exception("slotmem ui: %s", self.path)
+                status, data = HTTPStatus.INTERNAL_SERVER_ERROR, {"error": "something broke"}
+            body = json.dumps(data, ensure_ascii=False).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
         def send_page(self, status: HTTPStatus, title: str, text: str) -> None:
             html = page(
                 title,
