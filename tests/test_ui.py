@@ -523,6 +523,7 @@ def test_the_json_answers_match_the_store(memory):
     assert re.match(r"20\d\d-\d\d-\d\dT", facts["facts"][0]["updated_at"])  # ISO, not epoch ms
     assert [h["key"] for h in hits["hits"]] == ranked and "explanation" in hits["hits"][0]
     assert context["text"] == expected.text
+    assert re.match(r"20\d\d-", context["sections"][0]["facts"][0]["updated_at"])
     assert [status for status, _ in errors] == [400] * 4
     assert "give the text to search for" in json.loads(errors[0][1])["error"]
     with Store(memory) as store:

@@ -40,7 +40,10 @@ def context(store, params: dict) -> dict:
     slots = [s for s in (params.get("slots") or "").split(",") if s.strip()] or list(DEFAULT_SLOTS)
     budget = number(params, "budget", DEFAULT_BUDGET_TOKENS, 1, 1_000_000)
     built = build(store, message, slots, budget_tokens=budget, explain=True, track_access=False)
-    return built.to_dict()
+    data = built.to_dict()
+    for part in [*(section["facts"] for section in data["sections"]), data["cut"]]:
+        part[:] = [with_iso_times(item) for item in part]
+    return data
 
 
 ROUTES = {"/api/facts": facts, "/api/search": search, "/api/context": context}
