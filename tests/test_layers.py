@@ -23,7 +23,8 @@ ALLOWED = {
     "ingest": BASE | {"ingest", "store"},
     # vectors: the llm model hook; ingest: the flush tool (the flusher, run for an agent)
     "agents": BASE | {"agents", "storage", "store", "vectors", "ingest"},
-    "cli": BASE | {"cli", "storage", "search", "ingest", "agents", "store", "__init__"},
+    "cli": BASE | {"cli", "storage", "search", "ingest", "agents", "store", "ui", "__init__"},
+    "ui": BASE | {"ui", "store", "agents"},  # the browser UI: a client of the Store
     # clients of the Store for other ecosystems: asyncio, LangGraph, datasette
     "aio": BASE | {"store"},
     "integrations": BASE | {"store", "agents"},

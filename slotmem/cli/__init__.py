@@ -11,6 +11,7 @@ from . import (  # noqa: F401 - they register commands
     recall,
     replicate,
     serve,
+    ui,
     upkeep,
 )
 from .app import cli

@@ -43,10 +43,14 @@ class Reads(Core):
         pinned: bool = False,
         since=None,
         until=None,
+        source: str | None = None,
+        offset: int = 0,
     ) -> list[Fact]:
         """Facts of one slot, of several (a list) or of all, most recently accessed first by
         default; ``pinned``: only the pinned ones; ``since``/``until``: only those last updated
-        in that window (``validation.window``). Expired facts are never listed."""
+        in that window (``validation.window``); ``source``: only those whose source contains
+        that text (ASCII letters in any case); ``offset``: skip that many first. Expired facts are never
+        listed."""
         if order not in LIST_ORDERS:
             raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}, not {order!r}")
         now = self.clock()
@@ -63,12 +67,16 @@ class Reads(Core):
                 params.append(value)
         if pinned:
             tests.append("pinned_at IS NOT NULL")
+        if source:
+            tests.append("instr(lower(source), lower(?)) > 0")
+            params.append(validation.text(source, "source", validation.MAX_SOURCE_CHARS))
+        offset = validation.count(offset, "offset")
         sql = (
             f"SELECT * FROM memory_facts WHERE {' AND '.join(tests)} ORDER BY {LIST_ORDERS[order]}"
         )
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(validation.count(limit, "limit"))
+        if limit is not None or offset:
+            sql += " LIMIT ? OFFSET ?"
+            params.extend([-1 if limit is None else validation.count(limit, "limit"), offset])
         return [Fact.from_row(row) for row in self.conn.execute(sql, params)]
 
     @_translated
