@@ -45,6 +45,7 @@ def flush(
     value_max_chars: int = VALUE_MAX_CHARS,
     progress: bool = False,
     now=None,
+    second_opinion: bool = False,
 ) -> FlushReport:
     """Extract facts from ``transcript`` with ``model`` (an llm model id, alias or
     ``llm.Model``; default: llm's default model) and upsert them into ``store``.
@@ -52,6 +53,9 @@ def flush(
     ``now`` (a datetime, a date, epoch milliseconds or ISO text) is when the conversation took
     place; by default each chunk's own timestamps where the transcript has them, else the
     store's clock. The model is told that day and asked for absolute dates.
+
+    ``second_opinion``: the model is also asked about each fact the write scan is unsure of
+    (``slotmem.safety.review``), and a fact it calls an instruction to the agent is rejected.
 
     Every proposed fact is in the report. Nothing is written when ``dry_run`` is true,
     when the model fails, or when its reply cannot be parsed.
@@ -64,7 +68,9 @@ def flush(
     model = resolve(model)
     source = source or transcript.source or "transcript"
     report = FlushReport(one_line(source, 200), model.model_id, PROMPT_VERSION, dry_run)
-    policy = Policy(slots, min_confidence, value_max_chars)
+    policy = Policy(
+        slots, min_confidence, value_max_chars, _reviewer(model) if second_opinion else None
+    )
     fixed = None if now is None else reference(now)
     today = from_ms(store.clock())
     descriptions = {slot: _description(store, slot) for slot in slots}
@@ -87,6 +93,15 @@ def flush(
     if not dry_run:
         _write(store, list(accepted.values()), report.provenance())
     return report
+
+
+def _reviewer(model):
+    from ..safety.review import second_opinion
+
+    def ask_model(system: str, prompt: str) -> str:
+        return model.prompt(prompt, system=system).text()
+
+    return lambda key, value: second_opinion(ask_model, key, value)
 
 
 def _check_slots(slots) -> tuple[str, ...]:

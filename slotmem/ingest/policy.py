@@ -23,8 +23,13 @@ VALUE_MAX_CHARS = 500
 class Policy:
     "Turns one raw proposed fact into a FlushItem: accepted (classified against the store later) or rejected with a reason."
 
-    def __init__(self, slots, min_confidence=DEFAULT_MIN_CONFIDENCE, value_max=VALUE_MAX_CHARS):
+    def __init__(
+        self, slots, min_confidence=DEFAULT_MIN_CONFIDENCE, value_max=VALUE_MAX_CHARS, review=None
+    ):
+        """``review(key, value)``: a second opinion (``safety.review``) on what the scan let
+        through, returning a reason to refuse or None."""
         self.slots = tuple(slots)
+        self.review = review
         self.min_confidence = min_confidence
         self.value_max = value_max
 
@@ -50,6 +55,8 @@ class Policy:
     def _reason(self, item: FlushItem, key: str, fact: ProposedFact) -> str | None:
         suspicious = injection_reason(fact.key, fact.value) or secret_reason(fact.key, fact.value)
         if suspicious:
+            return suspicious
+        if self.review is not None and (suspicious := self.review(fact.key, fact.value)):
             return suspicious
         if item.slot not in self.slots:
             return f"unknown slot {item.slot!r} (expected one of: {', '.join(self.slots)})"
