@@ -38,12 +38,12 @@ def model_text(text: str) -> str:
     return normalised(" ".join([text, *(plain for _, plain in decoded(text))])).lower()
 
 
-def features(text: str) -> tuple[set[str], set[str], set[str]]:
+def features(text: str, spelling: bool = True) -> tuple[set[str], set[str], set[str]]:
     """The word features (``w:`` each word, ``f:`` the first), the idea features (``k:``
     each idea but those in ``PAIRED_ONLY``, ``p:`` each pair of ideas) and the spelling
     features (``c:`` each run of ``GRAM`` characters of a word, its ends marked, so a word
     of a related language or an inflection the rows never used still shares most of them)
-    of the text as ``model_text`` returned it."""
+    of the text as ``model_text`` returned it (no spelling features unless ``spelling``)."""
     words = _WORD.findall(text)
     found = {"w:" + word for word in words}
     if words:
@@ -52,7 +52,7 @@ def features(text: str) -> tuple[set[str], set[str], set[str]]:
     alone = {"k:" + idea for idea in ideas if idea not in PAIRED_ONLY}
     grams = {
         "c:" + marked[i : i + GRAM]
-        for marked in {f"<{word}>" for word in words if not word.isdigit()}
+        for marked in {f"<{word}>" for word in words if spelling and not word.isdigit()}
         for i in range(max(1, len(marked) - GRAM + 1))
     }
     return found, alone | {f"p:{a}+{b}" for a, b in combinations(ideas, 2)}, grams
@@ -87,7 +87,9 @@ class Model:
             return None
         parts = {
             name: value * self.weights[name]
-            for name, value in design(*features(plain), self.idea_scale, self.gram_scale).items()
+            for name, value in design(
+                *features(plain, self.gram_scale > 0), self.idea_scale, self.gram_scale
+            ).items()
             if name in self.weights
         }
         probability = 1 / (1 + math.exp(-(self.bias + sum(parts.values()))))
