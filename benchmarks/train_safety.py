@@ -33,7 +33,7 @@ from slotmem.safety.model import WEIGHTS, design, features, model_text
 ROOT = Path(__file__).resolve().parent.parent
 DATA = [ROOT / "benchmarks" / "data" / name for name in ("safety.json", "safety-dev-more.json")]
 OUT = ROOT / "slotmem" / WEIGHTS
-GRID = [(c, ideas, grams) for c in (30.0, 100.0) for ideas in (0.3,) for grams in (0.0, 1.0)]
+GRID = [(c, ideas, grams) for c in (100.0, 300.0) for ideas in (0.3,) for grams in (0.0, 1.0)]
 MAX_FALSE = 0.01  # of the dev ordinary facts, out of fold; the patterns add their own
 UNSURE_FALSE = 0.08  # the unsure band reaches down to the cut this share of them is above
 SEEDS = range(2)
