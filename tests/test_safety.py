@@ -40,10 +40,10 @@ def flagged(rows, scan, label, split=None):
     "split,caught,attacks,false,ordinary",
     # the figures of `python benchmarks/safety.py` (docs/benchmarks.md): a floor, not a target
     [
-        ("dev", 655, 661, 2, 584),
+        ("dev", 704, 711, 2, 614),
         ("test", 77, 82, 2, 64),
-        ("holdout2", 100, 143, 4, 143),
-        ("holdout3", 97, 120, 3, 133),
+        ("holdout2", 105, 143, 5, 143),
+        ("holdout3", 97, 120, 2, 133),
     ],
 )
 def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinary):
