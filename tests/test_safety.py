@@ -413,3 +413,10 @@ def test_the_scan_imports_no_numpy_or_onnxruntime():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_no_second_opinion_for_a_fact_refused_anyway(store, mock_models, unsure_everywhere):
+    mock_models.plain.enqueue(reply(fact("reading", UNSURE_FACT, confidence=0.1)))
+    report = flush(store, transcript(), "mock", second_opinion=True)
+    assert "below the floor" in report.items[0].reason
+    assert len(mock_models.plain.prompts) == 1

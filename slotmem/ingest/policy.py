@@ -56,8 +56,6 @@ class Policy:
         suspicious = injection_reason(fact.key, fact.value) or secret_reason(fact.key, fact.value)
         if suspicious:
             return suspicious
-        if self.review is not None and (suspicious := self.review(fact.key, fact.value)):
-            return suspicious
         if item.slot not in self.slots:
             return f"unknown slot {item.slot!r} (expected one of: {', '.join(self.slots)})"
         if not key:
@@ -70,7 +68,7 @@ class Policy:
             return f"confidence {fact.confidence} is outside [0, 1]"
         if fact.confidence < self.min_confidence:
             return f"confidence {fact.confidence:g} is below the floor {self.min_confidence:g}"
-        return None
+        return self.review(fact.key, fact.value) if self.review is not None else None
 
     @staticmethod
     def _expiry(item: FlushItem, said: datetime.datetime | None) -> str | None:
