@@ -1,9 +1,9 @@
 """The write scan on a labelled set: attacks a memory write must refuse, ordinary facts it must
 keep, and secrets; and what the scan costs a write.
 
-    python benchmarks/safety.py [--split dev|test|holdout2|holdout3|all] [--misses] [--timing]
+    python benchmarks/safety.py [--split NAME|all] [--extra PATH] [--misses] [--timing]
 
-benchmarks/data/safety.json (written for this benchmark): attacks (plain instructions, look-alike
+benchmarks/data/safety.json and safety-dev-more.json (written for this benchmark): attacks (plain instructions, look-alike
 letters, spaced-out letters, leetspeak, base64, about 30 languages, instructions phrased as
 facts, chat-template markup), ordinary facts (many that mention jailbreaks, developer mode,
 sending files, ignoring things, passwords or system prompts; others in those languages),
@@ -14,7 +14,15 @@ secrets and facts that only talk about passwords and tokens. Each row has a spli
 - ``test``: written after the patterns, never used to change them;
 - ``holdout2``: written before the model, measured once with the first model, whose mistakes
   there led to one change (see docs/benchmarks.md);
-- ``holdout3``: written after that measurement and before that change, then measured once.
+- ``holdout3``: written after that measurement and before that change, then measured once;
+- safety-dev-more.json: more ``dev`` rows (issue 22): standing orders phrased as preferences,
+  fake tool results and chat roles, about 38 languages, ROT13, hex, URL-encoded and reversed
+  text, and ordinary facts that look like them.
+
+--extra PATH reads one more file of rows in the same format (a JSON list, or an object with
+an "injection" list; each row {"text", "label": "attack"|"ordinary", "kind", "lang",
+"split"}), so a split nobody has tuned on can be measured without committing it first; its
+splits are reported beside the others.
 
 The first table compares the patterns alone with the whole scan on each split; the others break
 the chosen split down by kind. --timing measures a write's scan, side by side.
@@ -33,11 +41,47 @@ from slotmem.safety.injection import pattern_reason
 from slotmem.safety.normalise import normalised
 
 DATA = Path(__file__).resolve().parent / "data" / "safety.json"
+MORE = DATA.with_name("safety-dev-more.json")
 SPLITS = ["dev", "test", "holdout2", "holdout3"]
 
 
-def load() -> dict:
-    return json.loads(DATA.read_text())
+def load(extra: Path | None = None) -> dict:
+    """The labelled rows: ``{"injection": [...], "secrets": [...]}``."""
+    data = json.loads(DATA.read_text())
+    data["injection"] += json.loads(MORE.read_text())["injection"]
+    if extra is not None:
+        data["injection"] += extra_rows(extra)
+    return data
+
+
+def extra_rows(path: Path) -> list[dict]:
+    """The rows of an extra file, checked: each needs a text, a label and a split."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as ex:
+        raise SystemExit(f"--extra {path}: cannot read it ({ex})") from None
+    rows = found.get("injection") if isinstance(found, dict) else found
+    if not isinstance(rows, list):
+        raise SystemExit(f"--extra {path}: expected a list of rows or {{'injection': [...]}}")
+    for number, row in enumerate(rows, 1):
+        if not (
+            isinstance(row, dict)
+            and isinstance(row.get("text"), str)
+            and row.get("label") in ("attack", "ordinary")
+            and isinstance(row.get("split"), str)
+        ):
+            raise SystemExit(
+                f"--extra {path}: row {number} needs a text, a label (attack or ordinary)"
+                " and a split"
+            )
+        row.setdefault("kind", "-")
+        row.setdefault("lang", "-")
+    return rows
+
+
+def splits(rows: list[dict]) -> list[str]:
+    """The known splits in order, then any other split the rows hold."""
+    return SPLITS + sorted({r["split"] for r in rows} - set(SPLITS))
 
 
 def score(rows: list[dict], scan) -> dict:
@@ -58,7 +102,7 @@ def share(counts: dict, group: str) -> str:
 
 def summary(injection: list[dict]) -> None:
     print("| split | scan | attacks caught | ordinary facts rejected |\n|---|---|---|---|")
-    for split in SPLITS:
+    for split in splits(injection):
         rows = [r for r in injection if r["split"] == split]
         for name, scan in (
             ("patterns alone", pattern_reason),
@@ -101,11 +145,14 @@ def timing(ordinary: list[str], rounds: int = 5) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=[*SPLITS, "all"], default="all")
+    parser.add_argument("--split", default="all", help="dev, test, holdout2, holdout3, all, ...")
+    parser.add_argument("--extra", type=Path, help="One more file of labelled rows")
     parser.add_argument("--misses", action="store_true", help="Print what was scored wrong")
     parser.add_argument("--timing", action="store_true", help="Time a write's scan")
     args = parser.parse_args()
-    data = load()
+    data = load(args.extra)
+    if args.split not in ("all", *splits(data["injection"])):
+        parser.error(f"no split {args.split!r}: {', '.join(splits(data['injection']))} or all")
     summary(data["injection"])
     injection, secrets = (
         [r for r in data[part] if args.split in ("all", r["split"])]
@@ -124,7 +171,14 @@ def main() -> None:
         "ordinary",
     )
     if args.timing:
-        timing([r["text"] for r in data["injection"] if r["label"] == "ordinary"])
+        # the rows of safety.json alone, so the figures compare with earlier rounds'
+        timing(
+            [
+                r["text"]
+                for r in json.loads(DATA.read_text())["injection"]
+                if r["label"] == "ordinary"
+            ]
+        )
     if args.misses:
         print()
         for rows, scan, bad in (

@@ -1,17 +1,19 @@
 """Train the write scan's model (slotmem/safety/model.py) on the dev rows of
-benchmarks/data/safety.json and write slotmem/data/injection-model.json.gz.
+benchmarks/data/safety.json and benchmarks/data/safety-dev-more.json and write
+slotmem/data/injection-model.json.gz.
 
     python benchmarks/train_safety.py [--check]
 
 A logistic regression (L2, classes weighted to balance) over the features ``model.features``
-extracts. Its two settings (the regularisation C and the weight of the ideas) and its threshold
-are chosen by cross-validation inside the dev rows: ten random folds, five times over, and
-folds that each hold out one kind of attack (a new kind of disguise or phrasing) with a share of
-the ordinary facts; the settings that catch the most attacks out of fold, both ways of folding
-weighing alike, win. The threshold is the lowest probability at which at most MAX_FALSE of the
-dev ordinary facts, scored by models that never saw them, would be rejected. No test, holdout2
-or holdout3 row is read. Needs numpy (the semantic extra); --check compares the result with
-the shipped file instead of writing it.
+extracts. Its settings (the regularisation C, the weight of the ideas and of the spelling
+features) and its threshold are chosen by cross-validation inside the dev rows: ten random
+folds, twice over, and folds that each hold out one kind of attack (a new kind of disguise or
+phrasing) with a share of the ordinary facts; the settings that catch the most attacks out of
+fold, both ways of folding weighing alike, win. The threshold is the lowest probability at
+which at most MAX_FALSE of the dev ordinary facts, scored by models that never saw them, would
+be rejected; the model also reports the band below it (UNSURE_FALSE) as unsure. No test,
+holdout2 or holdout3 row is read. Needs numpy (the semantic extra); --check compares the result
+with the shipped file instead of writing it.
 """
 
 from __future__ import annotations
@@ -29,11 +31,21 @@ import numpy as np
 from slotmem.safety.model import WEIGHTS, design, features, model_text
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "benchmarks" / "data" / "safety.json"
+DATA = [ROOT / "benchmarks" / "data" / name for name in ("safety.json", "safety-dev-more.json")]
 OUT = ROOT / "slotmem" / WEIGHTS
-GRID = [(c, scale) for c in (3.0, 10.0, 30.0, 100.0, 300.0) for scale in (0.3, 0.6, 1.0)]
+GRID = [(c, ideas, grams) for c in (100.0, 300.0) for ideas in (0.3,) for grams in (0.0, 1.0)]
 MAX_FALSE = 0.01  # of the dev ordinary facts, out of fold; the patterns add their own
-SEEDS = range(5)
+UNSURE_FALSE = 0.08  # the unsure band reaches down to the cut this share of them is above
+SEEDS = range(2)
+
+
+def dev_rows() -> list[dict]:
+    return [
+        row
+        for path in DATA
+        for row in json.loads(path.read_text())["injection"]
+        if row["split"] == "dev"
+    ]
 
 
 def swapped(text: str) -> str:
@@ -45,111 +57,147 @@ def swapped(text: str) -> str:
     return re.sub(r"\b[Tt]he user\b", "Maja", text)
 
 
-def fit(rows: list[tuple[dict[str, float], bool]], c: float) -> tuple[dict[str, float], float]:
-    """Weights and bias minimising sum(class weight * log loss) + |w|^2 / (2c): Newton's
-    method, each step solved through the n x n form (far fewer rows than features)."""
-    names = sorted({name for values, _ in rows for name in values})
+def kernel(rows: list[dict[str, float]]) -> np.ndarray:
+    """The Gram matrix of the rows' sparse feature values, built a block of features at a
+    time."""
+    names = sorted({name for values in rows for name in values})
     index = {name: i for i, name in enumerate(names)}
-    x = np.zeros((len(rows), len(names) + 1))
-    x[:, -1] = 1.0  # the bias, regularised like the rest (as liblinear does)
-    for i, (values, _) in enumerate(rows):
-        for name, value in values.items():
-            x[i, index[name]] = value
-    y = np.array([label for _, label in rows], dtype=float)
+    k = np.zeros((len(rows), len(rows)))
+    block = 4096
+    for start in range(0, len(names), block):
+        x = np.zeros((len(rows), min(block, len(names) - start)), dtype=np.float32)
+        for i, values in enumerate(rows):
+            for name, value in values.items():
+                j = index[name] - start
+                if 0 <= j < x.shape[1]:
+                    x[i, j] = value
+        k += (x @ x.T).astype(float)
+    return k
+
+
+def fit(k: np.ndarray, y: np.ndarray, c: float) -> np.ndarray:
+    """Dual coefficients a (weights X'a, bias sum a) minimising sum(class weight * log loss) +
+    (|w|^2 + bias^2) / (2c): Newton's method in the span of the rows, so each step solves an
+    n x n system (far fewer rows than features). ``k`` holds the rows' Gram matrix + 1 (the
+    bias, regularised like the rest, as liblinear does)."""
     weight = np.where(y == 1, len(y) / (2 * y.sum()), len(y) / (2 * (len(y) - y.sum())))
-    w = np.zeros(x.shape[1])
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-(x @ w)))
-        gradient = x.T @ (weight * (p - y)) + w / c
+    a = np.zeros(len(y))
+    for _ in range(60):
+        f = k @ a
+        p = 1 / (1 + np.exp(-f))
+        u = weight * (p - y) + a / c
         root = np.sqrt(weight * p * (1 - p))
-        xs = x * root[:, None]
-        # (I/c + xs'xs)^-1 g = c (g - xs' (I/c + xs xs')^-1 xs g)
-        inner = np.linalg.solve(np.eye(len(y)) / c + xs @ xs.T, xs @ gradient)
-        step = c * (gradient - xs.T @ inner)
-        w -= step
-        if np.abs(step).max() < 1e-8:
+        inner = np.linalg.solve(np.eye(len(y)) / c + root[:, None] * k * root, root * (k @ u))
+        step = c * (u - root * inner)
+        a -= step
+        if np.abs(k @ step).max() < 1e-6:
             break
-    return {name: float(w[i]) for name, i in index.items() if w[i]}, float(w[-1])
+    return a
 
 
-def scores(rows, fitted) -> np.ndarray:
-    weights, bias = fitted
-    z = [bias + sum(v * weights.get(n, 0.0) for n, v in values.items()) for values, _ in rows]
-    return 1 / (1 + np.exp(-np.array(z)))
-
-
-def out_of_fold(examples: list[list], folds: list[int], c: float) -> np.ndarray:
-    """Each row scored by a model trained on the other folds (a row and its swapped copy are
-    always in the same fold)."""
-    found = np.zeros(len(examples))
+def out_of_fold(k, y, groups: np.ndarray, folds: np.ndarray, c: float) -> np.ndarray:
+    """Each dev row scored by a model trained on the other folds; ``groups`` maps each
+    training row (a dev row as written or swapped) to its dev row."""
+    found = np.zeros(len(folds))
     for fold in sorted(set(folds)):
-        train = [e for row, f in zip(examples, folds) if f != fold for e in row]
-        held = [i for i, f in enumerate(folds) if f == fold]
-        found[held] = scores([examples[i][0] for i in held], fit(train, c))
+        train = np.flatnonzero(folds[groups] != fold)
+        held = np.flatnonzero(folds[groups] == fold)
+        a = fit(k[np.ix_(train, train)], y[train], c)
+        scores = 1 / (1 + np.exp(-(k[np.ix_(held, train)] @ a)))
+        first = {}
+        for i, s in zip(held, scores):  # the row as written
+            first.setdefault(groups[i], s)
+        for row, s in first.items():
+            found[row] = s
     return found
 
 
-def fold_plans(dev: list[dict]) -> list[list[int]]:
+def fold_plans(dev: list[dict]) -> list[np.ndarray]:
     """Ten random folds per seed, then one fold per kind of attack (ordinary facts spread)."""
     plans = []
     for seed in SEEDS:
         order = list(range(len(dev)))
         random.Random(seed).shuffle(order)
-        folds = [0] * len(dev)
+        folds = np.zeros(len(dev), dtype=int)
         for k, i in enumerate(order):
             folds[i] = k % 10
         plans.append(folds)
     kinds = sorted({r["kind"] for r in dev if r["label"] == "attack"})
     rng = random.Random(0)
     plans.append(
-        [
-            kinds.index(r["kind"]) if r["label"] == "attack" else rng.randrange(len(kinds))
-            for r in dev
-        ]
+        np.array(
+            [
+                kinds.index(r["kind"]) if r["label"] == "attack" else rng.randrange(len(kinds))
+                for r in dev
+            ]
+        )
     )
     return plans
 
 
-def threshold(oof: np.ndarray, attack: np.ndarray) -> float:
-    """The lowest cut with at most MAX_FALSE of the ordinary facts at or above it."""
+def threshold(oof: np.ndarray, attack: np.ndarray, share: float = MAX_FALSE) -> float:
+    """The lowest cut with at most ``share`` of the ordinary facts at or above it."""
     ordinary = np.sort(oof[~attack])[::-1]
-    allowed = int(MAX_FALSE * len(ordinary))
-    return float(ordinary[allowed]) + 1e-9
+    return float(ordinary[int(share * len(ordinary))]) + 1e-9
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="Compare with the shipped file")
     args = parser.parse_args()
-    dev = [r for r in json.loads(DATA.read_text())["injection"] if r["split"] == "dev"]
+    dev = dev_rows()
     attack = np.array([r["label"] == "attack" for r in dev])
-    texts = [dict.fromkeys([r["text"], swapped(r["text"])]) for r in dev]
-    plain = [[features(model_text(text)) for text in both] for both in texts]
+    plain, groups = [], []
+    for i, row in enumerate(dev):
+        for text in dict.fromkeys([row["text"], swapped(row["text"])]):
+            plain.append(features(model_text(text)))
+            groups.append(i)
+    groups_ = np.array(groups)
+    y = attack[groups_].astype(float)
+    parts = [  # the Gram matrix of each kind of feature: the settings only weigh them
+        kernel([design(w, set(), set(), 0, 0) for w, _, _ in plain]),
+        kernel([design(set(), i, set(), 1, 0) for _, i, _ in plain]),
+        kernel([design(set(), set(), g, 0, 1) for _, _, g in plain]),
+    ]
     plans = fold_plans(dev)
-    print("| C | idea weight | caught out of fold (random folds) | (one kind held out) |")
-    print("|---|---|---|---|")
+    print(f"{len(dev)} dev rows ({attack.sum()} attacks)\n")
+    print(
+        "| C | idea weight | spelling weight | caught out of fold (random folds) | (one kind held out) |"
+    )
+    print("|---|---|---|---|---|")
     results = []
-    for c, scale in GRID:
-        examples = [[(design(*f, scale), a) for f in row] for row, a in zip(plain, attack)]
-        oofs = [out_of_fold(examples, plan, c) for plan in plans]
+    for c, ideas, grams in GRID:
+        k = parts[0] + ideas**2 * parts[1] + grams**2 * parts[2] + 1
+        oofs = [out_of_fold(k, y, groups_, plan, c) for plan in plans]
         caught = [(oof[attack] >= threshold(oof, attack)).mean() for oof in oofs]
         # new kinds of attack count as much as new rows of known kinds
-        results.append(((np.mean(caught[:-1]) + caught[-1]) / 2, c, scale, oofs))
-        print(f"| {c} | {scale} | {np.mean(caught[:-1]):.1%} | {caught[-1]:.1%} |")
-    _, c, scale, oofs = max(results, key=lambda r: r[0])
+        results.append(((np.mean(caught[:-1]) + caught[-1]) / 2, c, ideas, grams, oofs))
+        print(f"| {c} | {ideas} | {grams} | {np.mean(caught[:-1]):.1%} | {caught[-1]:.1%} |")
+        sys.stdout.flush()
+    _, c, ideas, grams, oofs = max(results, key=lambda r: r[0])
     pooled = np.concatenate(oofs[:-1])  # the random folds: every row scored once per seed
-    cut = threshold(pooled, np.tile(attack, len(oofs) - 1))
-    weights, bias = fit([(design(*f, scale), a) for row, a in zip(plain, attack) for f in row], c)
+    tiled = np.tile(attack, len(oofs) - 1)
+    cut, unsure = threshold(pooled, tiled), threshold(pooled, tiled, UNSURE_FALSE)
+    values = [design(*f, ideas, grams) for f in plain]
+    k = parts[0] + ideas**2 * parts[1] + grams**2 * parts[2] + 1
+    a = fit(k, y, c)
+    weights: dict[str, float] = {}
+    for coef, row in zip(a, values):
+        for name, value in row.items():
+            weights[name] = weights.get(name, 0.0) + coef * value
     model = {
         "about": "slotmem's write-scan model: trained by benchmarks/train_safety.py on the dev "
-        f"rows of benchmarks/data/safety.json (C={c}); threshold by cross-validation",
-        "bias": round(bias, 5),
-        "idea_scale": scale,
+        f"rows of benchmarks/data/ (C={c}); threshold by cross-validation",
+        "bias": round(float(a.sum()), 5),
+        "idea_scale": ideas,
+        "gram_scale": grams,
         "threshold": round(cut, 5),
+        "unsure": round(unsure, 5),
         "weights": {n: round(w, 5) for n, w in sorted(weights.items()) if abs(w) >= 1e-4},
     }
     print(
-        f"\nchosen: C={c}, idea weight {scale}, threshold {cut:.3f}, {len(model['weights'])} weights"
+        f"\nchosen: C={c}, idea weight {ideas}, spelling weight {grams}, threshold {cut:.3f}, "
+        f"unsure from {unsure:.3f}, {len(model['weights'])} weights"
     )
     blob = json.dumps(model, indent=0, ensure_ascii=False, sort_keys=True).encode()
     if args.check:

@@ -52,6 +52,7 @@ def flush(
     options: dict | None = None,
     from_start: bool = False,
     allow_protected: bool = False,
+    second_opinion: bool = False,
 ) -> FlushReport:
     """Extract facts from ``transcript`` with ``model`` (an llm model id, alias or
     ``llm.Model``; default: llm's default model) and upsert them into ``store``.
@@ -73,6 +74,9 @@ def flush(
     ``now`` (a datetime, a date, epoch milliseconds or ISO text) is when the conversation took
     place; by default each chunk's own timestamps where the transcript has them, else the
     store's clock. The model is told that day and asked for absolute dates.
+
+    ``second_opinion``: the model is also asked about each fact the write scan is unsure of
+    (``slotmem.safety.review``), and a fact it calls an instruction to the agent is rejected.
 
     Every proposed fact is in the report. Nothing is written (and the cursor stays) when
     ``dry_run`` is true, when the model fails, or when its reply cannot be parsed.
@@ -99,7 +103,9 @@ def flush(
     if plan.context and new.at is None:
         new.at = max((t.at for t in plan.context if t.at is not None), default=None)
     earlier = cursor.render_context(plan.context)
-    policy = Policy(slots, min_confidence, value_max_chars)
+    policy = Policy(
+        slots, min_confidence, value_max_chars, _reviewer(model) if second_opinion else None
+    )
     fixed = None if now is None else reference(now)
     today = from_ms(store.clock())
     descriptions = {slot: _description(store, slot) for slot in slots}
@@ -152,6 +158,15 @@ def _ask_for_facts(model, system: str, prompt: str, options: dict, report, part:
             "missing (a smaller --chunk-size or a higher max_tokens option may help)"
         )
     return facts, cuts
+
+
+def _reviewer(model):
+    from ..safety.review import second_opinion
+
+    def ask_model(system: str, prompt: str) -> str:
+        return model.prompt(prompt, system=system).text()
+
+    return lambda key, value: second_opinion(ask_model, key, value)
 
 
 def _check_slots(slots) -> tuple[str, ...]:

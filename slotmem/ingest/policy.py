@@ -23,8 +23,13 @@ VALUE_MAX_CHARS = 500
 class Policy:
     "Turns one raw proposed fact into a FlushItem: accepted (classified against the store later) or rejected with a reason."
 
-    def __init__(self, slots, min_confidence=DEFAULT_MIN_CONFIDENCE, value_max=VALUE_MAX_CHARS):
+    def __init__(
+        self, slots, min_confidence=DEFAULT_MIN_CONFIDENCE, value_max=VALUE_MAX_CHARS, review=None
+    ):
+        """``review(key, value)``: a second opinion (``safety.review``) on what the scan let
+        through, returning a reason to refuse or None."""
         self.slots = tuple(slots)
+        self.review = review
         self.min_confidence = min_confidence
         self.value_max = value_max
 
@@ -63,7 +68,7 @@ class Policy:
             return f"confidence {fact.confidence} is outside [0, 1]"
         if fact.confidence < self.min_confidence:
             return f"confidence {fact.confidence:g} is below the floor {self.min_confidence:g}"
-        return None
+        return self.review(fact.key, fact.value) if self.review is not None else None
 
     @staticmethod
     def _expiry(item: FlushItem, said: datetime.datetime | None) -> str | None:

@@ -5,10 +5,13 @@ the same way, because a memory is read back into a prompt later.
 
 A fact is scanned as written and as normalised: NFKC (full-width and mathematical letters),
 look-alike letters of other scripts folded to Latin, leetspeak digits read as letters, and
-spaced-out letters joined; base64 runs are decoded and scanned too. The patterns (``rules``,
-``languages``) cover English and other languages, and instructions phrased as facts ("the
-assistant must ..."); a small linear model (``model``, over the words and the ideas of
-``concepts``) weighs what they let through. Both are measured by ``benchmarks/safety.py`` on a
+spaced-out letters joined; runs hidden in base64, hex, URL encoding, escapes, ROT13 or written
+backwards are decoded (``decoders``) and scanned too. The patterns (``rules``, ``languages``)
+cover English and other languages, instructions phrased as facts ("the assistant must ..."),
+chat roles and tool results written into a fact, and standing orders phrased as preferences; a
+small linear model (``model``, over the words and the ideas of ``concepts``) weighs what they
+let through, and names the band just below its threshold where it is unsure, for which a caller
+with a language model may ask it for a second opinion (``review``). Both are measured by ``benchmarks/safety.py`` on a
 labelled set (its figures are a floor in the tests). A patient attacker finds phrasings they
 miss, so what the scan lets through must still be read back as data, never as instructions, by
 the agent that uses it.

@@ -1,12 +1,13 @@
 """The injection scan: hidden characters, then the patterns on the text as written, as
-normalised and as decoded from base64, then the model for what they let through."""
+normalised and as decoded (base64, hex, URL encoding, escapes, ROT13, backwards), then the model for what they let through."""
 
 from __future__ import annotations
 
 import re
 
+from .decoders import decoded
 from .model import model
-from .normalise import decoded_base64, hidden_character, normalised, one_line
+from .normalise import hidden_character, normalised, one_line
 from .rules import PATTERNS, SQUEEZED
 
 
@@ -26,9 +27,21 @@ def pattern_reason(text: str) -> str | None:
     if hidden:
         return f"possible prompt injection: hidden character {hidden}"
     reason = _scan(text, "")
-    for decoded in decoded_base64(text):
-        reason = reason or _scan(decoded, " in base64")
+    for how, plain in decoded(text):
+        reason = reason or _scan(plain, f" in {how}")
     return reason
+
+
+def unsure_reason(*texts: str) -> str | None:
+    """For texts the scan lets through: why it is unsure of one of them (the model weighs it
+    in the band just below its threshold), or None. A caller with a language model at hand
+    may ask it for a second opinion on such a text (``review``)."""
+    for text in texts:
+        scored = model().score(text)
+        if scored is not None and model().unsure <= scored[0] < model().threshold:
+            probability, why = scored
+            return f"the scan is unsure ({probability:.0%}: {', '.join(why)})"
+    return None
 
 
 def model_reason(text: str) -> str | None:

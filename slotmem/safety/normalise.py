@@ -1,9 +1,7 @@
-"""Text as an attacker's disguise would read it, and the decoding of hidden runs."""
+"""Text as an attacker's disguise would read it (the decoding of hidden runs is ``decoders``)."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 import re
 import unicodedata
@@ -26,7 +24,6 @@ _LEET_CHAR = r"(?:[\w$!|+]|@(?![\w-]+\.\w))"  # an @ in an e-mail address stays
 _LEET_WORD = re.compile(f"{_LEET_CHAR}*[a-zA-Z]{_LEET_CHAR}*")
 _GAP = re.compile(r"[ ._*\-·/]{1,3}")
 _SPACED = re.compile(r"(?<![^\W_])(?:[^\W\d_]" + _GAP.pattern + r"){3,}[^\W\d_](?![^\W_])")
-_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 
 
 @functools.lru_cache(maxsize=64)  # the patterns and the model read the same text
@@ -66,22 +63,6 @@ def _join_spaced(match: re.Match) -> str:
     for gap, word in zip(gaps, words[1:]):
         out += word if gap == usual else " " + word
     return out
-
-
-def decoded_base64(text: str) -> list[str]:
-    """The text hidden in base64 runs of ``text`` (runs that decode to readable text)."""
-    found = []
-    for run in _BASE64.findall(text):
-        padded = run + "=" * (-len(run) % 4)
-        try:
-            raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
-            decoded = raw.decode("utf-8")
-        except (binascii.Error, ValueError):
-            continue
-        readable = sum(c.isalpha() or c == " " for c in decoded)
-        if decoded.isprintable() and readable > 0.6 * len(decoded):
-            found.append(decoded)
-    return found
 
 
 def hidden_character(text: str) -> str | None:

@@ -72,7 +72,7 @@ _ENGLISH = [
     ("instruction to the agent", r"\breal\s+instructions\b|\btrue\s+purpose\b"),
     (
         "system prompt marker",
-        r"\bsystem\s*(?:prompt|message|instructions?)\s*:|^#+\s*system\s*:",
+        r"\bsystem\s*(?:prompt|message|instructions?)\s*:|^#+\s*(?:system|instructions?)\s*:",
     ),
     (
         "prompt extraction",
@@ -328,6 +328,45 @@ _ENGLISH = [
     ),
     ("hidden markup", r"<!--|\bjavascript\s*:|\bdata:text/html"),
     ("template injection", r"\{\{\s*(?:chat_history|messages|system|prompt|secrets?)\s*\}\}"),
+    # A chat role or a tool's result written into a fact, speaking to the agent.
+    (
+        "fake chat role",
+        (
+            r"^\W*(?:system|developer|assistant)(?:\s+(?:message|notice|prompt|note|update))?\s*"
+            r"(?:\([^)]*\)\s*)?[:>\]][^\n]{0,120}\b(?:you|your|assistant|ai|model|agent|user|rules|"
+            r"instructions?|restrictions|permissions?|polic(?:y|ies)|mode|filter\w*)\b"
+        ),
+    ),
+    ("fake chat role", r"\"role\"\s*:\s*\"(?:system|developer)\""),
+    ("fake chat role", r"\b(?:human|user)\s*:.{0,200}\bassistant\s*:"),
+    (
+        "fake tool result",
+        (
+            r"(?:\btool[_ ]?(?:result|output|response|call[_ ]result)s?|\bfunction[_ ]?(?:result|output)"
+            r"s?|\bobservation\s*:|\bsearch_results\s*:|\breturned\s*:|\bresult\s+of\s+\w+\s*:)"
+            r"[^\n]{0,200}?(?:\b(?:assistant|ai\s+agents?|the\s+agent\s+(?:must|should|will|may|can)|model,|"
+            r"instructions?\s+for|"
+            r"directive|override|jailbreak)\b|\bsystem\s*:)"
+        ),
+    ),
+    # Standing orders, often phrased as a preference: a secret file or every conversation
+    # sent somewhere.
+    (
+        "data exfiltration",
+        (
+            r"\b(?:include|append|attach|add|paste|send|forward|upload|e-?mail|cc|copy|post|embed|read)"
+            r"\w*\b[^.\n]{0,60}(?:~/\.\w+|\bid_[rd]sa\b|\.env\b(?!\s+var)|\baws_secret|\bprivate\s+keys\b)"
+        ),
+    ),
+    (
+        "data exfiltration",
+        (
+            r"\b(?:send|forward|upload|post|copy|mirror|cc|bcc|e-?mail|sync)\w*\b[^.\n]{0,40}\b(?:every|"
+            r"each|all|any|whole|entire|the)\s+(?:new\s+)?(?:conversations?|chats?|messages?|memories|"
+            r"history|clipboard|transcripts?|keystrokes|documents?\s+folder)\b[^.\n]{0,40}"
+            r"\b(?:to|at|on)\s+(?:\S+@\S+\.\w+|https?://|\S+\.\w{2,}/)"
+        ),
+    ),
 ]
 
 
