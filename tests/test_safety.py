@@ -347,7 +347,7 @@ def test_no_second_opinion_when_the_scan_is_sure_or_it_is_off(store, mock_models
     flush(store, transcript(), "mock", second_opinion=True)
     assert len(mock_models.plain.prompts) == 1  # the shipped band: a plain fact is not in it
     mock_models.plain.enqueue(reply(fact("bad", HIDDEN)))
-    report = flush(store, transcript(), "mock", second_opinion=True)
+    report = flush(store, transcript(), "mock", second_opinion=True, from_start=True)
     assert report.items[0].action == "rejected" and len(mock_models.plain.prompts) == 2
 
 
