@@ -182,7 +182,9 @@ CORPUS = [
     ("a bare fact object", js(TZ), [TZ_ROW]),
     (
         "a value that says value:",
-        json.dumps([{**TZ, "key": "motto", "value": 'Her motto is "value": first, and value: second.'}]),
+        json.dumps(
+            [{**TZ, "key": "motto", "value": 'Her motto is "value": first, and value: second.'}]
+        ),
         [("created", "user", "motto", 'Her motto is "value": first, and value: second.')],
     ),
     ("extra fields", json.dumps([{**TZ, "reason": "said so", "source": "turn 1"}]), [TZ_ROW]),
