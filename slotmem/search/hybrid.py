@@ -67,6 +67,8 @@ def search(
     cosine = {seq: 1.0 - dist for seq, dist in distance.items() if seq in facts}
     weight = {seq: _weight(row) for seq, row in facts.items()}
     ranks = {seq: rank for rank, (seq, _) in enumerate(neighbours, 1) if seq in facts}
+    reference = relevance.reference([1.0 - dist for _, dist in neighbours])
+    stems = relevance.stems(query.terms)
     hits = []
     calibration, floor = ranking.calibration, query.min_relevance
     for fused in fusion.fuse(coverage, cosine, weight, semantic_ranks=ranks):
@@ -74,7 +76,9 @@ def search(
             break  # neither leg says anything for the rest
         row = facts[fused.seq]
         matched = row["matched"] if fused.seq in coverage else 0
-        likely = calibration.relevance(fused.coverage, matched, fused.similarity)
+        key = relevance.key_match(stems, row["key"])
+        above = relevance.excess(fused.similarity, reference)
+        likely = calibration.relevance(fused.coverage, matched, fused.similarity, key, above)
         if floor is not None and likely < floor:
             continue
         parts = None
@@ -83,9 +87,11 @@ def search(
             parts.update(
                 distance=distance.get(fused.seq),
                 relevance=likely,
+                key_match=key,
+                excess=above,
                 relevance_from=(
                     f"hybrid: coverage {fused.coverage:.2f}, matched {matched}, "
-                    f"similarity {fused.similarity:.2f}"
+                    f"similarity {fused.similarity:.2f}, key {key:.2f}, excess {above:.2f}"
                 ),
             )
         hits.append(Hit(Fact.from_row(row), fused.score, parts, likely))

@@ -170,17 +170,29 @@ def fact_tests(params: dict, since: int | None, until: int | None) -> list[str]:
     return tests
 
 
-def to_hit(row, plan: Plan, ranking: Ranking, total: float, with_explanation: bool) -> Hit:
-    """The row as a Hit; ``total`` is the query's idf mass (relevance.query_mass)."""
+def to_hit(
+    row,
+    plan: Plan,
+    ranking: Ranking,
+    total: float,
+    with_explanation: bool,
+    stems: frozenset[str] = frozenset(),
+) -> Hit:
+    """The row as a Hit; ``total`` is the query's idf mass (relevance.query_mass), ``stems``
+    the query's stemmed words (for the key match)."""
     covered = relevance.coverage(row["mass"], total)
-    likely = ranking.calibration.relevance(covered, row["matched"])
+    key = relevance.key_match(stems, row["key"])
+    likely = ranking.calibration.relevance(covered, row["matched"], key=key)
     parts = None
     if with_explanation:
         parts = explain(row, plan, ranking)
         parts.update(
             coverage=covered,
+            key_match=key,
             relevance=likely,
-            relevance_from=f"lexical: coverage {covered:.2f}, matched {row['matched']}",
+            relevance_from=(
+                f"lexical: coverage {covered:.2f}, matched {row['matched']}, key {key:.2f}"
+            ),
         )
     return Hit(Fact.from_row(row), row["score"], parts, likely)
 
