@@ -1,7 +1,16 @@
 """What reaches the prompt: the context builder on LoCoMo, lexical and hybrid side by side.
 
-    python benchmarks/context.py                   # pip install 'slotmem[semantic]'; about 5 minutes
-    python benchmarks/context.py --parts quality   # quality, retrieval, tracking, cold (any of them)
+    python benchmarks/context.py                   # pip install 'slotmem[semantic]'; about 20 minutes
+    python benchmarks/context.py --parts quality   # agents, probe, quality, retrieval, tracking, cold
+
+- **agents**: what agents store (benchmarks/agent_memory.py: standing facts under telling keys,
+  two slots, 5 to 5,000 facts), seed 3's memories (fitting used seeds 1 and 2): the share of
+  keyed and paraphrased questions whose ``build`` context (defaults, shipped constants) holds
+  their fact, lexical and hybrid, by part of the families (*test*: never fitted or tuned on, the
+  figure to quote; *dev*: fitted on, in other memories), and the facts an off-topic message
+  (benchmarks/data/offtopic.json) brings.
+- **probe**: the paraphrase probe (benchmarks/data/paraphrase.json, never fitted on) as one slot
+  of 46 facts: the share of questions whose context holds their fact.
 
 On LoCoMo's development observations (benchmarks/observations.py: a file per conversation, a
 slot per person, facts written at their session's time), four tables:
@@ -14,7 +23,8 @@ slot per person, facts written at their session's time), four tables:
   *tokens*: median and p95 of the estimated tokens of those questions' contexts. Rows: the
   context as it was before (10 hits per slot, no floor, 1,500 characters per slot), with the
   shipped constants (fitted on these conversations), and held out (each conversation's contexts
-  built with the constants and floor benchmarks/fit_relevance.py fits on the other four).
+  built with the constants and floor benchmarks/fit_relevance.py fits on the other four and the
+  agent memories' dev families).
 - **retrieval**: ``query_facts(question, limit=10)`` over all slots, categories 1-4: R@10 (the
   share of a question's evidence turns cited by the top 10 facts) and MRR (1 / rank of the first
   fact citing one), beside benchmarks/locomo.py's turn-level figures (a fact per dialog turn).
@@ -52,7 +62,7 @@ from slotmem import Ranking, Store
 from slotmem.agents import context
 from slotmem.agents.context import estimate_tokens
 
-PARTS = ("agents", "quality", "retrieval", "tracking", "cold")
+PARTS = ("agents", "probe", "quality", "retrieval", "tracking", "cold")
 KEY = re.compile(r"^- \*\*(.+?)\*\*", re.MULTILINE)
 
 
@@ -217,6 +227,29 @@ def agents(memories, directory: Path, path: Path = observations.DEFAULT_PATH) ->
     for row in sorted(off, key=lambda r: (r[0], len(r), r[1:])):
         size = row[1] if len(row) == 2 else "all"
         print(f"| offtopic.json | {row[0]} | {size} | {statistics.mean(off[row]):.2f} |")
+
+
+def probe(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -> None:
+    """benchmarks/data/paraphrase.json (46 facts and a question each that shares almost no word
+    with its fact; never fitted or tuned on), all in one slot: the share of questions whose
+    context holds their fact, and the other facts it holds."""
+    import json
+
+    pairs = json.loads((Path(__file__).resolve().parent / "data" / "paraphrase.json").read_text())
+    with Store(directory / "probe.db", create=True) as store:
+        store.upsert_many({"slot": "memory", "key": k, "value": v} for k, v, _ in pairs)
+        store.semantic.reindex()
+        print("| paraphrase probe | fact in context | other facts per question |\n|---|---|---|")
+        for mode in fit_relevance.MODES:
+            found, others = [], []
+            for key, _, question in pairs:
+                built = context.build(
+                    store, question, ["memory"], semantic=mode == "hybrid", track_access=False
+                )
+                keys = [item.key for item in built.facts()]
+                found.append(key in keys)
+                others.append(sum(k != key for k in keys))
+            print(f"| {mode} | {statistics.mean(found):.3f} | {statistics.mean(others):.2f} |")
 
 
 # -- retrieval --------------------------------------------------------------------------------

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 # (a, b, c, d, k, e): intercept, coverage, matched, similarity, key match, excess similarity;
 # fitted by benchmarks/fit_relevance.py.
 LEXICAL = (-8.561, 2.839, 1.819, 0.0, 7.648, 0.0)
-HYBRID = (-9.356, 1.958, 0.387, 7.134, 2.153, 7.426)
+HYBRID = (-9.295, 1.953, 0.399, 6.968, 2.068, 7.597)
 MATCHED_CAP = 3
 MIN_FACTS = 100  # below this many facts, coverage reads idf as if there were this many
 SPREAD_RANK = 10  # excess: similarity above the cosine of the query's 10th nearest fact
