@@ -325,3 +325,22 @@ def test_recall_says_how_good_each_match_is_and_its_rank(store):
             "strong" if hit["relevance"] >= 0.5 else "good" if hit["relevance"] >= 0.1 else "weak"
         )
     assert found[0]["key"] == "language"
+
+
+def test_a_key_word_many_facts_share_weighs_little_beside_a_name(store):
+    names = ["marta", "jonas", "priya", "tomasz", "aiko", "lucas", "fatima", "omar"]
+    cities = ["Lisbon", "Porto", "Berlin", "Munich", "Vienna", "Prague", "Warsaw", "Oslo"]
+    store.upsert_many(
+        {"slot": "user", "key": f"friend.{name}.city", "value": city}
+        for name, city in zip(names, cities)
+    )
+    store.upsert_many(
+        {"slot": "user", "key": f"friend.{name}.job", "value": "nurse"} for name in names
+    )
+    hits = store.query_facts("Which city does Marta live in?", explain=True, semantic=False)
+    key = {hit.fact.key: hit.explanation["key_match"] for hit in hits}
+    assert key["friend.marta.city"] > 0.6
+    assert key["friend.jonas.city"] < 0.3  # each word alike: 1/3
+    assert key["friend.marta.job"] < key["friend.marta.city"]
+    assert hits[0].fact.key == "friend.marta.city"
+    assert hits[0].relevance > 0.5 > 10 * max(hit.relevance for hit in hits[2:])

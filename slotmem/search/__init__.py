@@ -45,13 +45,17 @@ def run(
     budget = plan.HYBRID_BUDGET if blob is not None else None
     chosen = plan.plan(conn, query.terms, budget, freqs) if query.terms else None
     if blob is not None and vectors is not None:
-        hits = hybrid.search(conn, query, chosen, blob, ranking=ranking, now=now, vectors=vectors)
+        hits = hybrid.search(
+            conn, query, chosen, blob, ranking=ranking, now=now, vectors=vectors, freqs=freqs
+        )
         alone = plan.plan(conn, query.terms, None, freqs) if query.terms else None
-        return monotone(hits, _lexical(conn, query, alone, ranking, now), query)
-    return _lexical(conn, query, chosen, ranking, now)
+        return monotone(hits, _lexical(conn, query, alone, ranking, now, freqs), query)
+    return _lexical(conn, query, chosen, ranking, now, freqs)
 
 
-def _lexical(conn, query: Query, chosen, ranking: Ranking, now: int) -> list[Hit]:
+def _lexical(
+    conn, query: Query, chosen, ranking: Ranking, now: int, freqs: DocFreqs | None
+) -> list[Hit]:
     if not chosen:
         return []
     slots = list(query.slots) if query.slots else None
@@ -71,8 +75,16 @@ def _lexical(conn, query: Query, chosen, ranking: Ranking, now: int) -> list[Hit
         since=query.since,
         until=query.until,
     )
-    stems = relevance.stems(query.terms)
-    hits = [lexical.to_hit(row, chosen, ranking, total, query.explain, stems) for row in rows]
+    keys = relevance.key_matches(
+        relevance.stems(query.terms),
+        [row["key"] for row in rows],
+        lambda words: (freqs or plan.DocFreqs()).lookup(conn, words),
+        ranking,
+        chosen.facts,
+    )
+    hits = [
+        lexical.to_hit(row, chosen, ranking, total, query.explain, keys[row["key"]]) for row in rows
+    ]
     return hits if floor is None else [hit for hit in hits if hit.relevance >= floor]
 
 

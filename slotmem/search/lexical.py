@@ -176,12 +176,11 @@ def to_hit(
     ranking: Ranking,
     total: float,
     with_explanation: bool,
-    stems: frozenset[str] = frozenset(),
+    key: float = 0.0,
 ) -> Hit:
-    """The row as a Hit; ``total`` is the query's idf mass (relevance.query_mass), ``stems``
-    the query's stemmed words (for the key match)."""
+    """The row as a Hit; ``total`` is the query's idf mass (relevance.query_mass), ``key`` the
+    row's key match (relevance.key_matches)."""
     covered = relevance.coverage(row["mass"], total)
-    key = relevance.key_match(stems, row["key"])
     likely = ranking.calibration.relevance(covered, row["matched"], key=key)
     parts = None
     if with_explanation:

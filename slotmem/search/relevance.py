@@ -19,8 +19,7 @@ to the query, from measures of the match that, but for one, do not depend on the
                prefer?" names it;
 - similarity = max(0, cosine) of the query's and the fact's embeddings (hybrid search only);
 - excess     = similarity minus the cosine of the query's ``SPREAD_RANK``-th nearest fact
-               (in a slot of fewer facts, the farthest one's, at most ``TYPICAL_COSINE``), 0
-               when below: how far the fact stands out from what the memory typically gives
+               (in a slot of fewer facts, ``TYPICAL_COSINE``), 0 when below: how far the fact stands out from what the memory typically gives
                this query, which lets a strong semantic match count on its own (hybrid only).
 
     relevance = σ(a + b × coverage + c × matched + d × similarity + k × key + e × excess)
@@ -45,6 +44,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -58,8 +58,8 @@ if TYPE_CHECKING:
 
 # (a, b, c, d, k, e): intercept, coverage, matched, similarity, key match, excess similarity;
 # fitted by benchmarks/fit_relevance.py.
-LEXICAL = (-8.561, 2.839, 1.819, 0.0, 7.648, 0.0)
-HYBRID = (-9.295, 1.953, 0.399, 6.968, 2.068, 7.597)
+LEXICAL = (-9.207, 0.873, 2.389, 0.0, 8.233, 0.0)
+HYBRID = (-9.133, 2.043, 0.404, 6.645, 1.289, 7.769)
 MATCHED_CAP = 3
 MIN_FACTS = 100  # below this many facts, coverage reads idf as if there were this many
 SPREAD_RANK = 10  # excess: similarity above the cosine of the query's 10th nearest fact
@@ -128,11 +128,33 @@ def weight(ranking: Ranking, facts: int, df: int) -> float:
 _KEY_SPLIT = re.compile(r"[._/:#\-\s]+")
 
 
-def key_match(query_stems: frozenset[str], key: str) -> float:
-    """The share of the key's words (stemmed) that the query holds: 1 for ``language`` and
-    "What language do I prefer?", 2/3 for ``friend.marta.city`` and "Which city is Marta in?"."""
-    words = {stem(word) for word in text_terms.parse(_KEY_SPLIT.sub(" ", key)).words}
-    return len(words & query_stems) / len(words) if words else 0.0
+def key_stems(key: str) -> frozenset[str]:
+    return frozenset(stem(word) for word in text_terms.parse(_KEY_SPLIT.sub(" ", key)).words)
+
+
+def key_matches(
+    query_stems: frozenset[str],
+    keys: Iterable[str],
+    lookup: Callable[[set[str]], dict[str, int]],
+    ranking: Ranking,
+    facts: int,
+) -> dict[str, float]:
+    """key -> the share of its words' idf mass that the query holds (``lookup``: document
+    frequencies of stems). A word many facts hold (``status`` in every ``project.X.status``)
+    weighs little beside a name: "Which city does Marta live in?" matches most of
+    ``friend.marta.city`` and little of ``friend.jonas.city``."""
+    words = {key: key_stems(key) for key in set(keys)}
+    every: set[str] = set().union(*words.values()) if words else set()
+    asked = every & query_stems
+    if not asked:
+        return dict.fromkeys(words, 0.0)
+    dfs = lookup(every)
+    weights = {word: weight(ranking, facts, dfs.get(word, 0)) for word in every}
+    found = {}
+    for key, held in words.items():
+        total = sum(weights[word] for word in held)
+        found[key] = sum(weights[word] for word in held & asked) / total if total > 0 else 0.0
+    return found
 
 
 def stems(terms: Terms) -> frozenset[str]:
@@ -141,13 +163,13 @@ def stems(terms: Terms) -> frozenset[str]:
 
 def reference(cosines: list[float]) -> float | None:
     """What the memory typically gives the query: the cosine of its ``SPREAD_RANK``-th nearest
-    fact; in a slot of fewer facts, the farthest one's, or ``TYPICAL_COSINE`` when that is
-    higher (a fact alone in its slot is not its own yardstick)."""
+    fact; in a slot of fewer facts, ``TYPICAL_COSINE`` (a few facts are no yardstick: one is
+    its own, and two unrelated ones would let any cosine above theirs stand out)."""
     if not cosines:
         return None
     if len(cosines) >= SPREAD_RANK:
         return cosines[SPREAD_RANK - 1]
-    return min(cosines[-1], TYPICAL_COSINE)
+    return TYPICAL_COSINE
 
 
 def excess(similarity: float, reference: float | None) -> float:
