@@ -14,9 +14,10 @@ to the query, from measures of the match that, but for one, do not depend on the
                in a file of one fact a matched word would weigh a fifth of a missing one;
 - matched    = how many of the query's terms the fact holds, counted up to 3 (one word in
                common is weak evidence however rare the word is: "continue", "cheers");
-- key        = the share of the fact's key words (stemmed) the query holds: agents put a
-               fact's topic in its key (``language`` = ``Elixir``), and "What language do I
-               prefer?" names it;
+- key        = the share of the idf mass of the fact's key words (stemmed) that the query
+               holds: agents put a fact's topic in its key (``language`` = ``Elixir``), and
+               "What language do I prefer?" names it; a key word many facts share (``city`` in
+               every ``friend.X.city``) weighs little beside a name;
 - similarity = max(0, cosine) of the query's and the fact's embeddings (hybrid search only);
 - excess     = similarity minus the cosine of the query's ``SPREAD_RANK``-th nearest fact
                (in a slot of fewer facts, ``TYPICAL_COSINE``), 0 when below: how far the fact stands out from what the memory typically gives
