@@ -11,8 +11,9 @@ half with a short value under a telling key (``editor`` = ``Neovim``), half as a
 
 Near misses are everywhere: five facts about each friend, one family's fact about forty
 people, the same value in several facts. A memory has ``size`` facts: 5, 50 and 500 are drawn
-from the families; 5,000 adds LoCoMo's observations (benchmarks/observations.py) to both
-slots as the rest of a long-lived memory (keys ``note.N``), none of them the answer.
+from the families; 5,000 adds LoCoMo's observations and dialog turns (benchmarks/observations.py,
+benchmarks/locomo.py) to both slots as the rest of a long-lived memory (keys ``note.N``), none
+of them the answer.
 
 The parts: personal_memory.split's halves. The relevance model is fitted on the *dev*
 families' questions, leaving one family out at a time to report; the *test* families are
@@ -138,8 +139,9 @@ def family_part(name: str) -> str:
 
 
 def memory(seed: int, size: int, padding: list[tuple[str, str]] = ()) -> Memory:
-    """A memory of ``size`` facts and a question or two about each of its facts (at most
-    ``QUESTIONS_PER_MEMORY`` questions, drawn evenly over the families)."""
+    """A memory of ``size`` facts (``padding``: the texts that fill it past 500) and a keyed
+    and a paraphrased question about each drawn fact, of which ``QUESTIONS_PER_FAMILY`` per
+    family are kept."""
     rng = random.Random(seed * 7919 + size)
     drawn = pm.memory(seed, min(size, 500))
     facts, questions = [], []
