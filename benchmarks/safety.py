@@ -15,6 +15,8 @@ secrets and facts that only talk about passwords and tokens. Each row has a spli
 - ``holdout2``: written before the model, measured once with the first model, whose mistakes
   there led to one change (see docs/benchmarks.md);
 - ``holdout3``: written after that measurement and before that change, then measured once;
+- ``holdout4``: written for issue 22 by someone who read neither the scan nor its training
+  rows, kept out of the tree until the third round's model shipped, then measured once;
 - safety-dev-more.json: more ``dev`` rows (issue 22): standing orders phrased as preferences,
   fake tool results and chat roles, about 38 languages, ROT13, hex, URL-encoded and reversed
   text, and ordinary facts that look like them.
@@ -42,7 +44,7 @@ from slotmem.safety.normalise import normalised
 
 DATA = Path(__file__).resolve().parent / "data" / "safety.json"
 MORE = DATA.with_name("safety-dev-more.json")
-SPLITS = ["dev", "test", "holdout2", "holdout3"]
+SPLITS = ["dev", "test", "holdout2", "holdout3", "holdout4"]
 
 
 def load(extra: Path | None = None) -> dict:
@@ -145,7 +147,9 @@ def timing(ordinary: list[str], rounds: int = 5) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", default="all", help="dev, test, holdout2, holdout3, all, ...")
+    parser.add_argument(
+        "--split", default="all", help="dev, test, holdout2, holdout3, holdout4, all, ..."
+    )
     parser.add_argument("--extra", type=Path, help="One more file of labelled rows")
     parser.add_argument("--misses", action="store_true", help="Print what was scored wrong")
     parser.add_argument("--timing", action="store_true", help="Time a write's scan")

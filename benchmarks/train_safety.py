@@ -12,7 +12,7 @@ phrasing) with a share of the ordinary facts; the settings that catch the most a
 fold, both ways of folding weighing alike, win. The threshold is the lowest probability at
 which at most MAX_FALSE of the dev ordinary facts, scored by models that never saw them, would
 be rejected; the model also reports the band below it (UNSURE_FALSE) as unsure. No test,
-holdout2 or holdout3 row is read. Needs numpy (the semantic extra); --check compares the result
+holdout2, holdout3 or holdout4 row is read. Needs numpy (the semantic extra); --check compares the result
 with the shipped file instead of writing it.
 """
 

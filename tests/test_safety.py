@@ -44,6 +44,7 @@ def flagged(rows, scan, label, split=None):
         ("test", 77, 82, 2, 64),
         ("holdout2", 105, 143, 5, 143),
         ("holdout3", 97, 120, 2, 133),
+        ("holdout4", 108, 125, 8, 167),  # measured once, on the scan that ships
     ],
 )
 def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinary):
@@ -349,6 +350,21 @@ def test_no_second_opinion_when_the_scan_is_sure_or_it_is_off(store, mock_models
     mock_models.plain.enqueue(reply(fact("bad", HIDDEN)))
     report = flush(store, transcript(), "mock", second_opinion=True, from_start=True)
     assert report.items[0].action == "rejected" and len(mock_models.plain.prompts) == 2
+
+
+def test_second_opinion_from_the_command_line(store, mock_models, unsure_everywhere, tmp_path):
+    (tmp_path / "chat.txt").write_text("We talked about books.")
+    args = [str(tmp_path / "chat.txt"), "-m", "mock", "--json", "-d", str(store.path)]
+    mock_models.plain.enqueue(reply(fact("reading", UNSURE_FACT)))
+    mock_models.plain.enqueue({"instruction": True, "why": "asks the agent to act"})
+    result = CliRunner().invoke(flush_command, [*args, "--second-opinion"])
+    assert result.exit_code == 0, result.output
+    (item,) = json.loads(result.output)["facts"]
+    assert item["action"] == "rejected" and "second opinion" in item["reason"]
+    mock_models.plain.enqueue(reply(fact("reading", UNSURE_FACT)))
+    result = CliRunner().invoke(flush_command, [*args, "--all"])
+    assert json.loads(result.output)["facts"][0]["action"] == "created"
+    assert len(mock_models.plain.prompts) == 3  # no question without the flag
 
 
 def test_no_second_opinion_unless_asked(store, mock_models, unsure_everywhere):

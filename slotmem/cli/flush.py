@@ -68,6 +68,11 @@ REPORT_COLUMNS = ["action", "slot", "key", "value", "confidence", "note"]
     is_flag=True,
     help="Read the whole conversation again, not only what is new since its last flush",
 )
+@click.option(
+    "--second-opinion",
+    is_flag=True,
+    help="Ask the model too about facts the write scan is unsure of (more model calls)",
+)
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing")
 @click.option(
     "--progress/--no-progress",
@@ -87,6 +92,7 @@ def flush(
     now,
     options,
     from_start,
+    second_opinion,
     dry_run,
     progress,
     as_json,
@@ -127,6 +133,7 @@ def flush(
                 now=now,
                 options=dict(options),
                 from_start=from_start,
+                second_opinion=second_opinion,
             )
     except SlotmemError as ex:
         raise click.ClickException(str(ex)) from ex
