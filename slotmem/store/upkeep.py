@@ -120,7 +120,7 @@ class Upkeep(Policies, Reads):
             version = validation.positive_int(version, "version")
         by = validation.text(by, "by", validation.MAX_SOURCE_CHARS, single_line=True)
         entry = lifecycle.find_entry(self.conn, slot, key, version)
-        vectors = self.semantic.prepare([entry])
+        vectors = self.semantic.prepare([entry.value])
         with self.transaction():
             fact, previous = lifecycle.restore(self.conn, entry, now=self.clock(), by=by)
             self.semantic.write(vectors, [fact])
@@ -138,7 +138,7 @@ class Upkeep(Policies, Reads):
         )
         if dry_run:
             return planned
-        vectors = self.semantic.prepare(written)
+        vectors = self.semantic.prepare([fact.value for fact in written])
         with self._exclusive(), self.transaction():
             report, written = lifecycle.undo_flush(
                 self.conn, source, now=self.clock(), dry_run=False, forget=self.semantic.forget
@@ -197,7 +197,7 @@ class Upkeep(Policies, Reads):
             return transfer.apply(
                 self.conn, parsed, mode, now=self.clock(), dry_run=True, forget=self.semantic.forget
             )[0]
-        vectors = self.semantic.prepare([fact for _, fact in parsed.facts])
+        vectors = self.semantic.prepare([fact.value for _, fact in parsed.facts])
         with self._exclusive(), self.transaction():
             report, written = transfer.apply(
                 self.conn,
