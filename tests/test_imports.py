@@ -15,6 +15,27 @@ HEAVY = (
 )
 
 
+# What a read never needs: the CLI's other commands, and the Store's rarely used parts (imported
+# by the methods that use them).
+RARE = (
+    *(f"slotmem.cli.{name}" for name in ("demo", "facts", "flush", "importers", "lifecycle")),
+    *(f"slotmem.cli.{name}" for name in ("replicate", "serve", "ui", "upkeep")),
+    "slotmem.ingest",
+    "slotmem.search.duplicates",
+    "slotmem.storage.backup",
+    "slotmem.storage.episodes",
+    "slotmem.storage.health",
+    "slotmem.storage.keys",
+    "slotmem.storage.lifecycle",
+    "slotmem.storage.replication",
+    "slotmem.storage.retrievals",
+    "slotmem.storage.transfer",
+    "slotmem.ui",
+    "slotmem.vectors.maintenance",
+    "subprocess",
+)
+
+
 def test_import_slotmem_needs_nothing_optional():
     code = f"import sys, slotmem\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -26,7 +47,7 @@ def test_a_lexical_context_imports_only_what_it_needs(db_path):
     flusher, no numpy on that path."""
     with Store(db_path, create=True) as store:
         store.upsert("user", "editor", "Maja uses Neovim")
-    unwanted = (*HEAVY, "sqlite_utils", "pydantic", "numpy", "slotmem.ingest.flusher")
+    unwanted = (*HEAVY, "sqlite_utils", "pydantic", "numpy", "slotmem.ingest.flusher", *RARE)
     code = (
         "import sys\nfrom slotmem.cli import cli\n"
         f"cli(['context', 'which editor?', '-d', {str(db_path)!r}], standalone_mode=False)\n"
@@ -38,3 +59,37 @@ def test_a_lexical_context_imports_only_what_it_needs(db_path):
         "- **editor**: Maja uses Neovim",
         "[]",
     ]
+
+
+def test_the_cli_knows_which_module_holds_each_command():
+    """The lazy group lists every command a module of slotmem.cli defines, under that module."""
+    code = (
+        "import importlib, pkgutil, slotmem.cli as package\n"
+        "from slotmem.cli.app import COMMANDS, cli\n"
+        "found = {}\n"
+        "for module in pkgutil.iter_modules(package.__path__):\n"
+        "    before = set(cli.commands)\n"
+        "    importlib.import_module(f'slotmem.cli.{module.name}')\n"
+        "    found.update(dict.fromkeys(set(cli.commands) - before, module.name))\n"
+        "print(found == COMMANDS, sorted(set(found) ^ set(COMMANDS)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "[]"]
+
+
+def test_a_command_and_the_help_load_their_modules():
+    code = (
+        "import sys\nfrom slotmem.cli import cli\n"
+        "loaded = lambda: sorted(m for m in sys.modules if m.startswith('slotmem.cli.'))\n"
+        "print(loaded())\n"
+        "cli(['path'], standalone_mode=False)\n"  # prints the default path
+        "print(loaded())\n"
+        "cli(['--help'], standalone_mode=False)\n"
+        "print(len(loaded()))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lines = out.stdout.splitlines()
+    assert lines[0] == "['slotmem.cli.app']"
+    assert lines[2] == "['slotmem.cli.app', 'slotmem.cli.output', 'slotmem.cli.upkeep']"
+    assert "  unprotect " in out.stdout  # the help lists every command
+    assert int(lines[-1]) == 13  # every module of slotmem.cli (demo_data: when the demo runs)

@@ -1,19 +1,6 @@
 """The slotmem command line: parse, call the Store, print. One module per topic; ``app`` holds
-the group and the shared options."""
+the group, the shared options and which module holds each command (imported when it is used)."""
 
-from . import (  # noqa: F401 - they register commands
-    demo,
-    episodes,
-    facts,
-    flush,
-    importers,
-    lifecycle,
-    recall,
-    replicate,
-    serve,
-    ui,
-    upkeep,
-)
 from .app import cli
 
 __all__ = ["cli"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import tempfile
+import importlib
 from pathlib import Path
 
 import click
@@ -13,9 +13,36 @@ from .. import __version__
 from ..errors import SlotmemError
 from ..storage import db
 
+# The modules of slotmem.cli and the commands each defines: a module is imported when one of its
+# commands runs or a help lists them, so `slotmem context` imports recall.py and not the rest
+# (tests/test_imports.py checks that this lists every command).
+MODULES = {
+    "demo": "demo",
+    "episodes": "episodes retrievals",
+    "facts": "forget get history list pin protect rate remember unpin unprotect",
+    "flush": "flush",
+    "importers": "import-from",
+    "lifecycle": "dedupe export import restore undo-flush",
+    "recall": "context search",
+    "replicate": "follow replicate restore-from",
+    "serve": "mcp",
+    "ui": "ui",
+    "upkeep": "backup doctor migrate path policy prune reindex stats",
+}
+COMMANDS = {name: module for module, names in MODULES.items() for name in names.split()}
+
 
 class Group(click.Group):
-    """Turns every SlotmemError (and driver error) into one clear line and exit status 1."""
+    """Turns every SlotmemError (and driver error) into one clear line and exit status 1;
+    imports a command's module when it is first asked for (COMMANDS)."""
+
+    def list_commands(self, ctx):
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx, cmd_name):
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            importlib.import_module(f"{__package__}.{COMMANDS[cmd_name]}")
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx):
         try:
@@ -100,6 +127,8 @@ def slot_key(fact: str) -> tuple[str, str]:
 def store_for(database, dry_run: bool):
     """The file's Store, created if need be; a dry run on a file that does not exist runs
     against an empty memory in a temporary directory (a dry run writes nothing, no file)."""
+    import tempfile
+
     from ..store import Store
 
     if dry_run and not Path(database).exists():

@@ -9,7 +9,6 @@ import sys
 import click
 
 from ..records import iso_time, with_iso_times
-from ..storage.episodes import Episode, EpisodeHit
 from .app import cli, database_option, open_store, slot_key
 from .output import echo_json, emit, format_options, since_options, when
 
@@ -20,6 +19,8 @@ TIMES = ("happened_at", "at")
 
 def _rows(records, fmt) -> list[dict]:
     """Episodes, hits or retrievals as rows: local times in a table, ISO-8601 otherwise."""
+    from ..storage.episodes import Episode, EpisodeHit  # not imported by `slotmem context`
+
     rows = []
     for record in records:
         row = record.to_dict()

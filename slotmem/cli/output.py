@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import datetime
 import io
 import json
@@ -56,6 +55,8 @@ def emit(rows: list[dict], fmt: str | None, columns: list[str] | None = None) ->
         for row in rows:
             click.echo(json.dumps(row, ensure_ascii=False))
     elif fmt == "csv":
+        import csv
+
         columns = columns or (list(rows[0]) if rows else [])
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, columns, extrasaction="ignore", lineterminator="\n")

@@ -17,7 +17,6 @@ import os
 from pathlib import Path
 
 from . import litestream
-from .health import check_row
 
 FIX = (
     "end the read transaction or cursor that process keeps open (or restart it), then run "
@@ -97,6 +96,8 @@ def report(conn, path: Path, *, can_checkpoint: bool) -> tuple[bool, str]:
 
 def check(conn, path: Path, *, can_checkpoint: bool) -> dict:
     ok, detail = report(conn, path, can_checkpoint=can_checkpoint)
+    from .health import check_row  # the doctor's: not imported by a read
+
     return check_row("WAL size", ok, detail, FIX)
 
 

@@ -7,19 +7,19 @@ from __future__ import annotations
 import json
 import math
 import re
-import secrets
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from .. import validation
 from ..errors import InvalidInput
 from ..records import Fact
-from ..storage import episodes as rows
-from ..storage import retrievals as log
-from ..storage.episodes import Episode, EpisodeHit
-from ..storage.retrievals import Retrieval
 from .core import _translated
 from .reads import Reads
 from .writes import EXPIRY, Writes, _changed, _expiry
+
+if TYPE_CHECKING:
+    from ..storage.episodes import Episode, EpisodeHit
+    from ..storage.retrievals import Retrieval
 
 EPISODES_SLOT = "episodes"  # where record_episode writes unless told
 MAX_LABEL_CHARS = 200  # a title, session, run or outcome: one line
@@ -80,12 +80,12 @@ class Episodes(Writes, Reads):
         with self.transaction():
             result = self._write(item, now)
             episode_id = result.fact.id
-            rows.write(self.conn, episode_id, when, fields)
+            _rows().write(self.conn, episode_id, when, fields)
             written = [(*fact[:4], fact[4] or f"episode:{episode_id}", fact[5]) for fact in wanted]
             results = self._write_all(written, now)
-            rows.link(self.conn, [r.fact.id for r in results], episode_id, now)
+            _rows().link(self.conn, [r.fact.id for r in results], episode_id, now)
             self.semantic.write(vectors, _changed([result, *results]))
-            episode = rows.get(self.conn, episode_id, now)
+            episode = _rows().get(self.conn, episode_id, now)
         assert episode is not None
         return episode
 
@@ -100,7 +100,7 @@ class Episodes(Writes, Reads):
             slot, key = (fact.slot, fact.key) if isinstance(fact, Fact) else _pair(fact)
             wanted.append((validation.slot(slot), validation.key(key)))
         with self.transaction():
-            if rows.get(self.conn, episode_id, now) is None:
+            if _rows().get(self.conn, episode_id, now) is None:
                 raise InvalidInput(f"no episode {episode_id}")
             found = []
             for slot, key in wanted:
@@ -108,13 +108,13 @@ class Episodes(Writes, Reads):
                 if row is None:
                     raise InvalidInput(f"no fact {slot}/{key} to link to episode {episode_id}")
                 found.append(Fact.from_row(row))
-            rows.link(self.conn, [fact.id for fact in found], episode_id, now)
+            _rows().link(self.conn, [fact.id for fact in found], episode_id, now)
         return found
 
     @_translated
     def get_episode(self, episode_id: str) -> Episode | None:
         """The episode with this id (the id of its fact), or None."""
-        return rows.get(self.conn, _id(episode_id), self.clock())
+        return _rows().get(self.conn, _id(episode_id), self.clock())
 
     @_translated
     def list_episodes(
@@ -132,7 +132,7 @@ class Episodes(Writes, Reads):
         window (``validation.window``)."""
         now = self.clock()
         start, stop = validation.window(since, until, now)
-        return rows.listed(
+        return _rows().listed(
             self.conn,
             now=now,
             slots=validation.slots(slot),
@@ -160,7 +160,7 @@ class Episodes(Writes, Reads):
         first; ``session``: only that session's."""
         limit = validation.positive_int(limit, "limit")
         session = _label(session, "session")
-        names = validation.slots(slots) or rows.slots(self.conn, self.clock())
+        names = validation.slots(slots) or _rows().slots(self.conn, self.clock())
         if not names:
             return []
         hits = self.query_facts(
@@ -171,9 +171,9 @@ class Episodes(Writes, Reads):
             semantic=semantic,
             track_access=track_access,
         )
-        found = rows.by_ids(self.conn, [hit.fact.id for hit in hits], self.clock())
+        found = _rows().by_ids(self.conn, [hit.fact.id for hit in hits], self.clock())
         result = [
-            EpisodeHit(found[hit.fact.id], hit.relevance, hit.score)
+            _rows().EpisodeHit(found[hit.fact.id], hit.relevance, hit.score)
             for hit in hits
             if hit.fact.id in found and (session is None or found[hit.fact.id].session == session)
         ]
@@ -182,7 +182,7 @@ class Episodes(Writes, Reads):
     @_translated
     def episode_facts(self, episode_id: str) -> list[Fact]:
         """The facts written from the episode ("which facts came from this run?")."""
-        return rows.facts_of(self.conn, _id(episode_id), self.clock())
+        return _rows().facts_of(self.conn, _id(episode_id), self.clock())
 
     @_translated
     def fact_episodes(self, slot: str, key: str) -> list[Episode]:
@@ -193,7 +193,7 @@ class Episodes(Writes, Reads):
         row = self._row(slot, key, now)
         if row is None:
             raise InvalidInput(f"no fact {slot}/{key}")
-        return rows.episodes_of(self.conn, row["id"], now)
+        return _rows().episodes_of(self.conn, row["id"], now)
 
     # -- the retrieval log ----------------------------------------------------------------------
     @_translated
@@ -215,10 +215,10 @@ class Episodes(Writes, Reads):
         tokens = validation.count(tokens, "tokens")
         session, run = _label(session, "session"), _label(run, "run")
         with self.transaction():
-            retrieval_id = log.record(
+            retrieval_id = _log().record(
                 self.conn, query, checked, now=self.clock(), session=session, run=run, tokens=tokens
             )
-            [retrieval] = log.listed(self.conn, ids=[retrieval_id])
+            [retrieval] = _log().listed(self.conn, ids=[retrieval_id])
         return retrieval
 
     @_translated
@@ -236,7 +236,7 @@ class Episodes(Writes, Reads):
         what it cut: of a ``session`` or ``run``, those whose prompt had the fact or episode
         ``fact_id``, those made ``since``/``until``."""
         start, stop = validation.window(since, until, self.clock())
-        return log.listed(
+        return _log().listed(
             self.conn,
             session=_label(session, "session"),
             run=_label(run, "run"),
@@ -249,7 +249,9 @@ class Episodes(Writes, Reads):
     @_translated
     def get_retrieval(self, retrieval_id: int) -> Retrieval | None:
         """The recorded context build with this id, or None."""
-        found = log.listed(self.conn, ids=[validation.positive_int(retrieval_id, "retrieval id")])
+        found = _log().listed(
+            self.conn, ids=[validation.positive_int(retrieval_id, "retrieval id")]
+        )
         return found[0] if found else None
 
     @_translated
@@ -258,7 +260,21 @@ class Episodes(Writes, Reads):
         before now: ``"30d"``). Returns how many. The facts and episodes are left alone."""
         moment = validation.moment(before, self.clock(), "before")
         with self.transaction():
-            return log.forget(self.conn, moment)
+            return _log().forget(self.conn, moment)
+
+
+def _rows():
+    """slotmem.storage.episodes, imported on first use (a search or a context needs none of it)."""
+    from ..storage import episodes
+
+    return episodes
+
+
+def _log():
+    """slotmem.storage.retrievals (the retrieval log), imported on first use."""
+    from ..storage import retrievals
+
+    return retrievals
 
 
 def _label(value, what: str) -> str | None:
@@ -297,6 +313,8 @@ def _new_key(title: str | None) -> str:
     """A key no other episode has: words of the title (found by the word index too), then
     random hex."""
     words = re.sub(r"[^\w]+", "-", (title or "episode").lower()).strip("-")[:60].strip("-")
+    import secrets
+
     return f"{words or 'episode'}.{secrets.token_hex(4)}"
 
 

@@ -8,15 +8,20 @@ import dataclasses
 import logging
 import os
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .. import validation
 from ..errors import InvalidInput
 from ..records import Change, ChangeReport, PruneReport, UpsertResult
-from ..search import duplicates
-from ..storage import backup, db, health, keys, lifecycle, litestream, retention, transfer, wal
+from ..storage import db, litestream, retention, wal
 from .core import _translated
 from .policies import Policies
 from .reads import Reads
+
+# The modules below are imported by the methods that use them: a read (a hook's `slotmem context`)
+# loads none of them (tests/test_imports.py).
+if TYPE_CHECKING:
+    from ..search import duplicates
 
 log = logging.getLogger("slotmem")
 
@@ -103,6 +108,8 @@ class Upkeep(Policies, Reads):
     def backup(self, dest: str | os.PathLike) -> dict:
         """Copy the file, as of one moment, into the new file ``dest`` while other processes
         go on writing: see slotmem.storage.backup. Returns its path, facts and bytes."""
+        from ..storage import backup
+
         return backup.backup(self.conn, self.path, dest)
 
     # -- the life of a fact ---------------------------------------------------------------------
@@ -119,6 +126,8 @@ class Upkeep(Policies, Reads):
         if version is not None:
             version = validation.positive_int(version, "version")
         by = validation.text(by, "by", validation.MAX_SOURCE_CHARS, single_line=True)
+        from ..storage import lifecycle
+
         entry = lifecycle.find_entry(self.conn, slot, key, version)
         vectors = self.semantic.prepare([entry.value])
         with self.transaction():
@@ -132,6 +141,8 @@ class Upkeep(Policies, Reads):
         whole ``flush:...`` provenance) wrote: each fact whose value one wrote goes back to its
         value before (``reverted``), or away when a flush created it (``deleted``); facts
         changed since are ``kept``. Every value replaced goes to history (reason ``undo``)."""
+        from ..storage import lifecycle
+
         source = validation.text(source, "source", validation.MAX_SOURCE_CHARS, single_line=True)
         planned, written = lifecycle.undo_flush(
             self.conn, source, now=self.clock(), dry_run=True, forget=self.semantic.forget
@@ -151,6 +162,8 @@ class Upkeep(Policies, Reads):
         """The records of an export (slotmem.storage.transfer): a header, then every fact of
         ``slot`` (None: of the file) with every column, its history, feedback and policies,
         then the end marker (count, checksum, and this file's signature)."""
+        from ..storage import transfer
+
         slot = None if slot is None else validation.slot(slot)
         return list(transfer.export(self.conn, slot, self.clock()))
 
@@ -158,6 +171,8 @@ class Upkeep(Policies, Reads):
         """Write the export (``export``) to the file ``path`` (a new file, or replacing one)
         only once it is complete: a failure (a full disk) leaves no partial file behind.
         Returns the number of records written."""
+        from ..storage import transfer
+
         records = self.export(slot)
         transfer.write(records, path)
         return len(records)
@@ -183,6 +198,8 @@ class Upkeep(Policies, Reads):
         any other file passes the write scan of the flusher and the agent tools in every text
         an agent can read, unless ``trusted=True`` (the person vouches for it). Values are
         embedded when semantic search is on."""
+        from ..storage import transfer
+
         if mode not in transfer.MODES:
             raise InvalidInput(f"mode must be one of {', '.join(transfer.MODES)}, not {mode!r}")
         parsed = transfer.read(
@@ -219,6 +236,8 @@ class Upkeep(Policies, Reads):
         by shared words), each scored 0 to 1 (``Pair.similarity``), at least ``threshold``
         (default: the method's, in slotmem.search.duplicates). A pair's ``keep`` is the newer
         fact, or the protected one when only one is."""
+        from ..search import duplicates
+
         slots = [validation.slot(slot)] if slot else list(self.slots())
         vectors = self.semantic.leg() if semantic else None
         method = "vector" if vectors is not None else "lexical"
@@ -249,6 +268,8 @@ class Upkeep(Policies, Reads):
         stays, with both access counts and the other's history; the other goes to history
         (reason ``merge``). A fact already merged away is not merged again. A protected fact
         is never merged into one that is not: it stays, with its value, and the other goes."""
+        from ..storage import lifecycle
+
         report = ChangeReport(dry_run=dry_run)
         pairs = self.duplicates(slot, threshold=threshold, semantic=semantic)
         with contextlib.ExitStack() as stack:
@@ -281,6 +302,8 @@ class Upkeep(Policies, Reads):
     def doctor(self) -> list[dict]:
         """One row per check (name, ok, detail, and the fix when not ok): integrity, the
         full-text indexes, the schema, the semantic leg, the journal mode."""
+        from ..storage import health, keys
+
         conn = self.conn
         journal = health.journal_check(conn, self._connections.immutable, self.follower)
         wal_row = wal.check(conn, self.path, can_checkpoint=not self.readonly)
@@ -291,6 +314,8 @@ class Upkeep(Policies, Reads):
     def repair(self) -> list[str]:
         """Rebuild what is derived (the full-text indexes, the vector index) from what is true
         (memory_facts, memory_embeddings). Returns what was done."""
+        from ..storage import health
+
         with self.transaction():
             done = [health.rebuild_fts(self.conn)]
             if self.semantic.rebuild_index():

@@ -4,7 +4,6 @@ they write and when what they write expires."""
 from __future__ import annotations
 
 import dataclasses
-import secrets
 from collections.abc import Iterable, Mapping
 
 from .. import validation
@@ -277,6 +276,8 @@ def _expiry(ttl, expires_at, now: int) -> int | None:
 
 
 def _new_fact(item: tuple, now: int, protected_at: int | None = None) -> Fact:
+    import secrets  # here: a read (a hook's `slotmem context`) needs none of it
+
     slot, key, value, confidence, source, expires = item
     return Fact(
         secrets.token_hex(8),

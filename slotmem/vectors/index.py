@@ -21,10 +21,13 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from ..storage import forks
 from . import simhash
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 VEC_TABLE = "memory_vec"
 MAX_K = 4096  # sqlite-vec's limit on k
@@ -129,6 +132,8 @@ class VectorIndex:
             return run(scans)
         with self._lock:
             if self._pool is None or self._pool[0] != os.getpid():  # a fork has no threads
+                from concurrent.futures import ThreadPoolExecutor  # a lexical search needs none
+
                 self._pool = os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="slotmem-scan")
             pool = self._pool[1]
         other = pool.submit(run, scans[1::2])

@@ -10,7 +10,6 @@ Store.
 from __future__ import annotations
 
 import functools
-import hashlib
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -20,7 +19,6 @@ from ..errors import SlotmemError
 from ..records import Fact
 from ..storage import forks
 from ..storage.db import Connections
-from . import maintenance
 from .index import VectorIndex
 
 log = logging.getLogger("slotmem")
@@ -46,6 +44,8 @@ def _has_numpy() -> bool:
 
 
 def content_hash(text: str) -> str:
+    import hashlib  # here: a lexical read hashes nothing
+
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
@@ -131,12 +131,18 @@ class Semantic:
     # -- maintenance (maintenance.py) -------------------------------------------------------
     def reindex(self, model_id: str | None = None, **options) -> dict:
         """Embed every fact that lacks a current vector: see maintenance.reindex."""
+        from . import maintenance  # here and below: not imported by a search
+
         return maintenance.reindex(self, model_id, **options)
 
     def status(self) -> dict:
+        from . import maintenance
+
         return maintenance.status(self)
 
     def checks(self) -> list[dict]:
+        from . import maintenance
+
         return maintenance.checks(self)
 
     def rebuild_index(self) -> bool:

@@ -17,7 +17,6 @@ and numpy version, so any process computes the same signatures for the same file
 from __future__ import annotations
 
 import functools
-import hashlib
 
 BITS = 1024
 CANDIDATES = 256  # signatures re-ranked per search (per slot), unless more are asked for
@@ -27,6 +26,8 @@ VERSION = "simhash1"  # the index's column name: a different projection needs a 
 @functools.lru_cache(maxsize=4)
 def hyperplanes(dimensions: int):
     """A (BITS × dimensions) matrix of ±1, float32."""
+    import hashlib
+
     import numpy as np
 
     count = BITS * dimensions
