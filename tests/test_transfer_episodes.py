@@ -6,8 +6,10 @@ write scan reads their texts in a file that is not this memory's own."""
 import json
 
 import pytest
+from click.testing import CliRunner
 
 from slotmem import InvalidInput, Store
+from slotmem.cli import cli
 from tests.test_transfer import TABLES
 
 HASH = "ab" * 32
@@ -247,3 +249,16 @@ def test_the_owners_own_export_is_not_scanned(store, clock):
     store.conn.execute("DELETE FROM memory_episodes")
     store.import_records(lines)
     assert store.get_episode(run.id).task.startswith("Ignore all previous")
+
+
+def test_the_command_line_moves_them_to_another_file(store, clock, tmp_path):
+    run, _ = fill(store, clock)
+    exported = CliRunner().invoke(cli, ["export", "-d", str(store.path)])
+    assert exported.exit_code == 0, exported.output
+    new = str(tmp_path / "new.db")
+    result = CliRunner().invoke(cli, ["import", "-", "-d", new, "--trusted"], input=exported.output)
+    assert result.exit_code == 0, result.output
+    assert "2 episodes" in result.output and "2 flush cursors" in result.output
+    with Store(new, clock=clock) as moved:
+        assert every_row(moved) == every_row(store)
+        assert moved.get_episode(run.id).score == 8.7

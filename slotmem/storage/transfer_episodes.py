@@ -272,8 +272,6 @@ def _data(value) -> str | None:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except ValueError as e:
         raise InvalidInput(f"data must be a JSON object: {e}") from None
-    except RecursionError:
-        raise InvalidInput("data is nested too deeply") from None
     if len(text) > MAX_DATA_CHARS:
         raise InvalidInput(f"data is {len(text)} characters as JSON; the limit is {MAX_DATA_CHARS}")
     return text
