@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from slotmem import SlotmemError, Store
 from tests.conftest import DAY_MS, Clock
-from tests.test_transfer import table_rows
+from tests.test_transfer_episodes import every_row as table_rows
 
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=24)
 ODD = st.one_of(TEXT, st.sampled_from(["\x80", " padded ", "a\tb\nc", "\u200b", "é" * 3, "🍣"]))
@@ -42,6 +42,25 @@ OPS = st.one_of(
         st.none() | st.floats(0, 1),
     ),
     st.tuples(st.just("default"), st.integers(0, 2000)),
+    st.tuples(
+        st.just("episode"),
+        ODD,
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "title": ODD,
+                "task": ODD,
+                "session": ODD,
+                "run": ODD,
+                "outcome": ODD,
+                "score": st.floats(-1e6, 1e6),
+                "data": st.dictionaries(TEXT, st.none() | st.integers() | ODD, max_size=3),
+            },
+        ),
+        st.lists(WHICH, max_size=2),
+    ),
+    st.tuples(st.just("retrieval"), ODD, st.lists(st.tuples(WHICH, st.booleans()), max_size=3)),
+    st.tuples(st.just("cursor"), ODD, st.integers(0, 50), st.sampled_from(["ab", "cd"])),
 )
 
 
@@ -62,6 +81,23 @@ def apply(store: Store, clock: Clock, op: tuple, written: list) -> None:
             store.rate(*written[args[0] % len(written)], args[1], args[2])
         elif kind in ("delete", "pin", "protect", "unprotect"):
             getattr(store, kind)(*written[args[0] % len(written)])
+        elif kind == "episode":  # linked to some of the facts written so far
+            text, fields, which = args
+            episode = store.record_episode(text, **fields)
+            if written:
+                store.link_facts(episode.id, [written[i % len(written)] for i in which])
+            written.append((episode.slot, episode.key))
+        elif kind == "retrieval":
+            query, which = args
+            found = [(store.get(*written[i % len(written)]), used) for i, used in which if written]
+            items = [
+                {"id": f.id, "slot": f.slot, "key": f.key, "value": f.value, "included": used}
+                for f, used in found
+                if f is not None
+            ]
+            store.record_retrieval(query, items, session="s", tokens=len(items))
+        elif kind == "cursor":
+            store.advance_flush_cursor(args[0], args[1], args[2] * 32)
         elif kind == "policy":
             slot, cap, age, description, floor = args
             store.set_policy(slot, cap=cap, min_age_days=age, description=description,

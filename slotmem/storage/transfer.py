@@ -3,7 +3,8 @@ feedback behind its quality, the slots' policies), and as Markdown a person can 
 
 The first line of an export is a header, ``{"slotmem": "export", "format": 2, "slot": ...,
 "exported_at": ...}``; then one record per line with its ``type``: ``fact``, ``history``,
-``feedback``, ``policy`` or ``default_policy``; the last line is the end marker,
+``feedback``, ``policy``, ``default_policy``, and ``episode``, ``provenance``, ``retrieval`` and
+``cursor`` (slotmem.storage.transfer_episodes); the last line is the end marker,
 ``{"slotmem": "end", "records": N, "sha256": ..., "mac": ...}``: how many records, the SHA-256
 of the header and records (each as canonical JSON: sorted keys, no spaces, one per line), and an
 HMAC-SHA256 of that checksum under the file's export key (migration 0014). Vectors are not
@@ -39,7 +40,7 @@ from typing import Any
 from .. import validation
 from ..errors import InvalidInput
 from ..records import FACT_COLUMNS, Change, ChangeReport, Fact, HistoryEntry, SlotPolicy
-from . import retention, rows
+from . import retention, rows, transfer_episodes
 from .db import translate_os
 
 FORMAT = 2  # 2: the end marker
@@ -117,6 +118,7 @@ def _records(conn, slot: str | None) -> Iterator[dict]:
             "type": "default_policy",
             **{name: getattr(default, name) for name in DEFAULT_FIELDS},
         }
+    yield from transfer_episodes.export(conn, slot)
 
 
 def markdown(records: Iterable[dict], title: str = "Memory") -> str:
@@ -179,6 +181,7 @@ class Parsed:
     feedback: list[tuple[int, tuple]] = field(default_factory=list)
     policies: list[tuple[int, SlotPolicy]] = field(default_factory=list)
     default: SlotPolicy | None = None
+    more: transfer_episodes.Records = field(default_factory=transfer_episodes.Records)
     own: bool = False  # this memory's own export, unchanged: taken as the owner wrote it
 
 
@@ -258,10 +261,14 @@ def read(
                 _texts(reading, number, description=parsed.policies[-1][1].description)
             elif kind == "default_policy":
                 parsed.default = _default(record)
+            elif kind in transfer_episodes.KINDS:
+                _texts(
+                    reading, number, **transfer_episodes.parse(kind, record, number, parsed.more)
+                )
             else:
                 raise InvalidInput(
-                    f"unknown record type {kind!r} (expected fact, history, feedback, policy "
-                    "or default_policy)"
+                    f"unknown record type {kind!r} (expected fact, history, feedback, policy, "
+                    "default_policy, episode, provenance, retrieval or cursor)"
                 )
         except InvalidInput as e:
             raise InvalidInput(f"{name} line {number}: {e}; nothing was imported") from None
@@ -503,12 +510,16 @@ def apply(
     - ``skip-existing``: only keys not in the memory are added.
 
     History and feedback rows are added unless the same row is there; policies are added for
-    slots without one (``replace``: set)."""
+    slots without one (``replace``: set). Episodes, links, the retrieval log and cursors:
+    slotmem.storage.transfer_episodes.apply."""
     report, written = ChangeReport(dry_run=dry_run), []
     ids: dict[str, str] = {}  # an imported fact id -> the id it has in this file
+    won: set[str] = set()  # the imported fact ids whose fact was written
     for _, fact in parsed.facts:
         change, fact_written = _import_fact(conn, fact, mode, now, dry_run, ids)
         report.changes.append(change)
+        if change.action in ("added", "updated"):
+            won.add(fact.id)
         if fact_written is not None:
             written.append(fact_written)
     if mode == "replace":
@@ -517,6 +528,7 @@ def apply(
         "history rows": _add_history(conn, parsed, ids, dry_run),
         "feedback rows": _add_feedback(conn, parsed, ids, dry_run),
         "policies": _set_policies(conn, parsed, mode, dry_run),
+        **transfer_episodes.apply(conn, parsed.more, mode, ids, won, dry_run),
     }
     return report, written
 

@@ -161,7 +161,8 @@ class Upkeep(Policies, Reads):
     def export(self, slot: str | None = None) -> list[dict]:
         """The records of an export (slotmem.storage.transfer): a header, then every fact of
         ``slot`` (None: of the file) with every column, its history, feedback and policies,
-        then the end marker (count, checksum, and this file's signature)."""
+        its episodes and provenance links (and, of the whole file, the retrieval log and the
+        flush cursors), then the end marker (count, checksum, and this file's signature)."""
         from ..storage import transfer
 
         slot = None if slot is None else validation.slot(slot)
