@@ -370,17 +370,8 @@ def _header(record: dict, number: int) -> tuple[str | None, int]:
     return (None if slot is None else validation.slot(slot)), record["format"]
 
 
-def _fields(record: dict, allowed: Iterable[str], required: Iterable[str]) -> None:
-    extra = set(record) - set(allowed)
-    if extra:
-        raise InvalidInput(f"unknown field(s) {', '.join(sorted(extra))}")
-    missing = [name for name in required if name not in record]
-    if missing:
-        raise InvalidInput(f"missing field(s) {', '.join(missing)}")
-
-
 def _fact(record: dict, now: int) -> Fact:
-    _fields(record, FACT_COLUMNS, ("slot", "key", "value"))
+    transfer_episodes.check_fields(record, FACT_COLUMNS, ("slot", "key", "value"))
     slot, key, value, confidence, source = validation.fact(
         record["slot"],
         record["key"],
@@ -408,7 +399,7 @@ def _fact(record: dict, now: int) -> Fact:
 
 
 def _history(record: dict) -> HistoryEntry:
-    _fields(
+    transfer_episodes.check_fields(
         record, rows.HISTORY_FIELDS, ("fact_id", "slot", "key", "value", "reason", "changed_at")
     )
     fact = _fact(
@@ -421,7 +412,7 @@ def _history(record: dict) -> HistoryEntry:
 
 
 def _feedback(record: dict) -> tuple:
-    _fields(record, FEEDBACK_FIELDS, FEEDBACK_FIELDS[:2] + ("at",))
+    transfer_episodes.check_fields(record, FEEDBACK_FIELDS, FEEDBACK_FIELDS[:2] + ("at",))
     comment = record.get("comment")
     return (
         _id(record["fact_id"]),
@@ -432,13 +423,13 @@ def _feedback(record: dict) -> tuple:
 
 
 def _policy(record: dict) -> SlotPolicy:
-    _fields(record, POLICY_FIELDS, ("slot", "cap"))
+    transfer_episodes.check_fields(record, POLICY_FIELDS, ("slot", "cap"))
     parts = {name: part for name, part in record.items() if name != "slot"}
     return validation.policy(validation.slot(record["slot"]), **parts)
 
 
 def _default(record: dict) -> SlotPolicy:
-    _fields(record, DEFAULT_FIELDS, ("cap",))
+    transfer_episodes.check_fields(record, DEFAULT_FIELDS, ("cap",))
     return validation.policy("*", description=retention.DEFAULT_DESCRIPTION, **record)
 
 

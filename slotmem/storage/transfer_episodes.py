@@ -109,7 +109,7 @@ def parse(kind: str, record: dict, number: int, into: Records) -> dict[str, str 
     """Check a record of ``kind`` (one of KINDS) and keep it in ``into``; raises InvalidInput
     naming the field. Returns the texts an agent can read, by field, for the write scan."""
     if kind == "episode":
-        _fields(record, EPISODE_FIELDS, ("fact_id", "happened_at"))
+        check_fields(record, EPISODE_FIELDS, ("fact_id", "happened_at"))
         data = _data(record.get("data"))
         episode = (
             _id(record["fact_id"], "fact_id"),
@@ -126,7 +126,7 @@ def parse(kind: str, record: dict, number: int, into: Records) -> dict[str, str 
         names = ("session", "run", "title", "task", "outcome")
         return dict(zip(names, episode[2:7])) | {"data": data}
     if kind == "provenance":
-        _fields(record, LINK_FIELDS, LINK_FIELDS)
+        check_fields(record, LINK_FIELDS, LINK_FIELDS)
         link = (
             _id(record["fact_id"], "fact_id"),
             _id(record["episode_id"], "episode_id"),
@@ -135,7 +135,7 @@ def parse(kind: str, record: dict, number: int, into: Records) -> dict[str, str 
         into.links.append((number, link))
         return {}
     if kind == "retrieval":
-        _fields(record, RETRIEVAL_FIELDS, ("at", "query", "tokens", "items"))
+        check_fields(record, RETRIEVAL_FIELDS, ("at", "query", "tokens", "items"))
         retrieval_id = record.get("id")
         retrieval = (
             None if retrieval_id is None else _integer(retrieval_id, "id", 1),
@@ -158,7 +158,7 @@ def parse(kind: str, record: dict, number: int, into: Records) -> dict[str, str 
                 f"item {position} reason": item[8],
             }
         return texts
-    _fields(record, CURSOR_FIELDS, CURSOR_FIELDS)
+    check_fields(record, CURSOR_FIELDS, CURSOR_FIELDS)
     prefix_hash = record["prefix_hash"]
     if not isinstance(prefix_hash, str) or not re.fullmatch(r"[0-9a-f]{64}", prefix_hash):
         raise InvalidInput(f"prefix_hash must be 64 hex digits (a SHA-256), not {prefix_hash!r}")
@@ -180,7 +180,7 @@ def _items(items) -> list[tuple]:
         try:
             if not isinstance(item, dict):
                 raise InvalidInput("must be an object")
-            _fields(item, ITEM_FIELDS, ITEM_FIELDS[:6] + ("included",))
+            check_fields(item, ITEM_FIELDS, ITEM_FIELDS[:6] + ("included",))
             kind, included, reason = item["kind"], item["included"], item.get("reason")
             if kind not in ("fact", "episode"):
                 raise InvalidInput(f"kind must be fact or episode, not {kind!r}")
@@ -216,7 +216,8 @@ def _source(value) -> str:
     return value
 
 
-def _fields(record: dict, allowed: Iterable[str], required: Iterable[str]) -> None:
+def check_fields(record: dict, allowed: Iterable[str], required: Iterable[str]) -> None:
+    """No field but ``allowed``, every one of ``required`` (transfer.py's records too)."""
     extra = set(record) - set(allowed)
     if extra:
         raise InvalidInput(f"unknown field(s) {', '.join(sorted(extra))}")

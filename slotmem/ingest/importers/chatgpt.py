@@ -12,7 +12,7 @@ non-text parts are skipped); left out: system and tool messages, hidden ones
 
 from __future__ import annotations
 
-from .common import Conversation, conversation_list, load_json, wrong
+from .common import Conversation, read_conversations, wrong
 
 ROLES = {"user", "assistant"}
 TEXT_TYPES = {"text", "multimodal_text"}
@@ -21,16 +21,7 @@ TEXT_TYPES = {"text", "multimodal_text"}
 def read(data: str | bytes, name: str = "conversations.json") -> list[Conversation]:
     """Every conversation of the export, checked; a malformed one raises ImportFileError naming
     it. Conversations without any text are left out."""
-    found: list[Conversation] = []
-    seen: dict[str, int] = {}
-    for index, item in enumerate(conversation_list(load_json(data, name), name, "ChatGPT"), 1):
-        conversation = _conversation(item, index, name)
-        if conversation.id in seen:
-            raise wrong(name, index, item, f"its id is also conversation {seen[conversation.id]}'s")
-        seen[conversation.id] = index
-        if conversation.messages:
-            found.append(conversation)
-    return found
+    return read_conversations(data, name, "ChatGPT", _conversation, "id")
 
 
 def _conversation(item, index: int, name: str) -> Conversation:

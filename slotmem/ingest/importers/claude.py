@@ -9,7 +9,7 @@ and tool blocks are skipped.
 
 from __future__ import annotations
 
-from .common import Conversation, conversation_list, load_json, wrong
+from .common import Conversation, read_conversations, wrong
 
 ROLES = {"human": "user", "user": "user", "assistant": "assistant"}
 
@@ -17,18 +17,7 @@ ROLES = {"human": "user", "user": "user", "assistant": "assistant"}
 def read(data: str | bytes, name: str = "conversations.json") -> list[Conversation]:
     """Every conversation of the export, checked; a malformed one raises ImportFileError naming
     it. Conversations without any text are left out."""
-    found: list[Conversation] = []
-    seen: dict[str, int] = {}
-    for index, item in enumerate(conversation_list(load_json(data, name), name, "Claude"), 1):
-        conversation = _conversation(item, index, name)
-        if conversation.id in seen:
-            raise wrong(
-                name, index, item, f"its uuid is also conversation {seen[conversation.id]}'s"
-            )
-        seen[conversation.id] = index
-        if conversation.messages:
-            found.append(conversation)
-    return found
+    return read_conversations(data, name, "Claude", _conversation, "uuid")
 
 
 def _conversation(item, index: int, name: str) -> Conversation:

@@ -95,6 +95,25 @@ def conversation_list(doc, name: str, kind: str) -> list:
     return doc
 
 
+def read_conversations(
+    data: str | bytes, name: str, kind: str, parse, id_name: str
+) -> list[Conversation]:
+    """Every conversation of a ``kind`` export, each read by ``parse(item, index, name)``; a
+    malformed one, or one whose ``id_name`` another has, raises ImportFileError naming it.
+    Conversations without any text are left out."""
+    found: list[Conversation] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(conversation_list(load_json(data, name), name, kind), 1):
+        conversation = parse(item, index, name)
+        if conversation.id in seen:
+            problem = f"its {id_name} is also conversation {seen[conversation.id]}'s"
+            raise wrong(name, index, item, problem)
+        seen[conversation.id] = index
+        if conversation.messages:
+            found.append(conversation)
+    return found
+
+
 def wrong(name: str, index: int, item, problem: str) -> ImportFileError:
     """The error for conversation ``index`` (1-based) of ``name``, named by its title and id
     when it has them."""
