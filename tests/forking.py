@@ -90,7 +90,7 @@ def wait(pid: int, bound: float) -> str:
     return "hung"
 
 
-def until(condition, what: str, bound: float = 10.0) -> None:
+def until(condition, what: str, bound: float = 60.0) -> None:
     deadline = time.monotonic() + bound
     while not condition():
         if time.monotonic() > deadline:

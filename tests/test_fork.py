@@ -3,8 +3,10 @@ searches, writes, prunes, closes and exits within the bound. Each scenario runs 
 its own (tests/forking.py), which forks; pytest's process is never forked.
 
 ``SLOTMEM_FORK_RUNS`` sets how many children each scenario forks (3 by default, to keep the
-suite fast; the issue's check is ``SLOTMEM_FORK_RUNS=20``), ``SLOTMEM_FORK_BOUND`` the seconds
-each child has (10)."""
+suite fast; the issue's check is ``SLOTMEM_FORK_RUNS=20 SLOTMEM_FORK_BOUND=10``),
+``SLOTMEM_FORK_BOUND`` the seconds each child has before it counts as hung: 60 in the suite, a
+liveness bound for a loaded machine (10 failed once with other suites sharing two cores); a
+hung child never finishes, so the bound only has to be finite."""
 
 import json
 import os
@@ -19,7 +21,7 @@ from slotmem import Store
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
 
 RUNS = int(os.environ.get("SLOTMEM_FORK_RUNS", "3"))
-BOUND = float(os.environ.get("SLOTMEM_FORK_BOUND", "10"))
+BOUND = float(os.environ.get("SLOTMEM_FORK_BOUND", "60"))
 SCRIPT = Path(__file__).with_name("forking.py")
 
 
