@@ -39,8 +39,16 @@ from slotmem.search.query import Query
 from slotmem.search.relevance import MATCHED_CAP, Calibration
 
 PER_SLOT = 30  # the candidates a context asks of each slot (slotmem.agents.context.CANDIDATES)
-FLOORS = (0.003, 0.004, 0.005, 0.006, 0.007, 0.008, 0.009, 0.01, 0.012, 0.015, 0.02, 0.03)
-TARGET = {"lexical": 0.85, "hybrid": 0.90}
+FLOORS = (0.001, 0.0015, 0.002, 0.0025, 0.003, 0.004, 0.005, 0.006, 0.007, 0.008, 0.01, 0.015)
+TARGET = {"lexical": 0.85, "hybrid": 0.93}  # LoCoMo's answerable category-4 questions kept
+# agent memories' dev questions kept: (mode, kind) -> share
+AGENT_TARGET = {
+    ("lexical", "keyed"): 0.95,
+    ("hybrid", "keyed"): 0.95,
+    ("hybrid", "paraphrased"): 0.90,
+}
+# Agent memories fitted on (benchmarks/agent_memory.py): (seed, size); their dev families only.
+AGENT_FIT = [(1, 5), (1, 50), (1, 500), (1, 5000), (2, 5), (2, 50), (2, 500)]
 MODES = ("lexical", "hybrid")
 L2 = 1e-3
 
@@ -57,6 +65,9 @@ class Candidate:
     relevant: bool
     rank: int = 1  # in its slot's hits
     terms: int = 1  # the query's terms
+    key: float = 0.0  # the share of the fact's key words the query holds
+    excess: float = 0.0  # similarity above the slot's typical one (hybrid)
+    kind: str = ""  # agent memories: "keyed" or "paraphrased"
 
 
 def candidates(store, memory: observations.Memory, offtopic: list[str]) -> list[Candidate]:
@@ -91,25 +102,74 @@ def candidates(store, memory: observations.Memory, offtopic: list[str]) -> list[
                             bool(turns[hit.fact.key] & gold),
                             rank,
                             len(terms.words) + len(terms.grams),
+                            parts.get("key_match") or 0.0,
+                            parts.get("excess") or 0.0,
                         )
                     )
     return found
 
 
+NAMES = ("coverage", "matched", "similarity", "key", "excess")
+
+
 def features(rows: list[Candidate]) -> np.ndarray:
     return np.array(
-        [[r.coverage, min(r.matched, MATCHED_CAP), r.similarity or 0.0] for r in rows]
-    ).reshape(-1, 3)
+        [
+            [r.coverage, min(r.matched, MATCHED_CAP), r.similarity or 0.0, r.key, r.excess]
+            for r in rows
+        ]
+    ).reshape(-1, 5)
 
 
-def logistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Weights (intercept first) maximising the L2-penalised log-likelihood."""
+def agent_candidates(store, memory) -> list[Candidate]:
+    """Each question's best PER_SLOT candidates of each slot of an agent memory
+    (benchmarks/agent_memory.py); ``conversation`` is the question's family."""
+    import agent_memory
+
+    found = []
+    for mode in MODES:
+        for number, question in enumerate(memory.questions):
+            terms = Query.parse(question.text).terms
+            for slot in agent_memory.SLOTS:
+                hits = store.query_facts(
+                    question.text,
+                    slots=[slot],
+                    limit=PER_SLOT,
+                    explain=True,
+                    track_access=False,
+                    semantic=mode == "hybrid",
+                )
+                for rank, hit in enumerate(hits, 1):
+                    parts = hit.explanation or {}
+                    found.append(
+                        Candidate(
+                            f"{memory.name}:{question.family}",
+                            mode,
+                            number,
+                            4,
+                            parts.get("coverage") or 0.0,
+                            parts.get("matched") or 0,
+                            parts.get("similarity") if mode == "hybrid" else None,
+                            hit.fact.key == question.answer,
+                            rank,
+                            len(terms.words) + len(terms.grams),
+                            parts.get("key_match") or 0.0,
+                            parts.get("excess") or 0.0,
+                            question.kind,
+                        )
+                    )
+    return found
+
+
+def logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
+    """Weights (intercept first) maximising the L2-penalised (weighted) log-likelihood."""
     x = np.column_stack([np.ones(len(x)), x])
     w = np.zeros(x.shape[1])
+    s = np.ones(len(x)) if weight is None else weight
     for _ in range(100):
         p = 1 / (1 + np.exp(-x @ w))
-        gradient = x.T @ (p - y) + L2 * w
-        hessian = (x.T * (p * (1 - p))) @ x + L2 * np.eye(len(w))
+        gradient = x.T @ (s * (p - y)) + L2 * w
+        hessian = (x.T * (s * p * (1 - p))) @ x + L2 * np.eye(len(w))
         step = np.linalg.solve(hessian, gradient)
         w -= step
         if np.abs(step).max() < 1e-10:
@@ -117,20 +177,34 @@ def logistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return w
 
 
+USED = {"lexical": (0, 1, 3), "hybrid": (0, 1, 2, 3, 4)}  # the features each mode reads (NAMES)
+AGENT_WEIGHT = 1.0  # weight of an agent-memory question against a LoCoMo one, set by count
+
+
 def fit(rows: list[Candidate]) -> Calibration:
+    """Each mode's constants; LoCoMo's questions and the agent memories' weigh the same in all
+    (each candidate weighted by its data set's share of the candidates)."""
     constants = {}
     for mode in MODES:
         train = [r for r in rows if r.mode == mode and r.category > 0]
-        x = features(train)
-        if mode == "lexical":
-            x = x[:, :2]
-        w = logistic(x, np.array([r.relevant for r in train], dtype=float))
-        constants[mode] = tuple(round(float(v), 3) for v in (*w, 0.0)[:4])
+        x = features(train)[:, USED[mode]]
+        agents = np.array([bool(r.kind) for r in train])
+        weight = np.ones(len(train))
+        if agents.any() and (~agents).any():
+            weight[agents] = AGENT_WEIGHT * (~agents).sum() / agents.sum()
+        w = logistic(x, np.array([r.relevant for r in train], dtype=float), weight)
+        full = [0.0] * 6
+        full[0] = float(w[0])
+        for column, value in zip(USED[mode], w[1:]):
+            full[column + 1] = float(value)
+        constants[mode] = tuple(round(v, 3) for v in full)
     return Calibration(**constants)
 
 
 def relevance(calibration: Calibration, rows: list[Candidate]) -> np.ndarray:
-    return np.array([calibration.relevance(r.coverage, r.matched, r.similarity) for r in rows])
+    return np.array(
+        [calibration.relevance(r.coverage, r.matched, r.similarity, r.key, r.excess) for r in rows]
+    )
 
 
 def answers_kept(rows, likely, floor, answerable) -> float:
@@ -139,14 +213,31 @@ def answers_kept(rows, likely, floor, answerable) -> float:
     return len(kept & answerable) / max(1, len(answerable))
 
 
+def agent_kept(calibration: Calibration, rows, floor: float, mode: str, kind: str) -> float:
+    """The share of agent-memory questions of this kind with their fact at the floor."""
+    asked: dict[tuple[str, int], bool] = {}
+    for r in rows:
+        if r.kind == kind and r.mode == mode:
+            key = (r.conversation, r.message)
+            likely = calibration.relevance(r.coverage, r.matched, r.similarity, r.key, r.excess)
+            asked[key] = asked.get(key, False) or (r.relevant and likely >= floor)
+    return sum(asked.values()) / len(asked) if asked else 1.0
+
+
 def choose_floor(calibration: Calibration, rows, answerable) -> float:
+    """The highest of FLOORS at which the rows fitted meet every target (LoCoMo's and, when
+    there are agent memories among them, theirs)."""
+    locomo = [r for r in rows if not r.kind]
+    agents = [r for r in rows if r.kind]
     best = FLOORS[0]
     for floor in FLOORS:
         ok = True
         for mode in MODES:
-            part = [r for r in rows if r.mode == mode]
+            part = [r for r in locomo if r.mode == mode]
             kept = answers_kept(part, relevance(calibration, part), floor, answerable)
             ok = ok and kept >= TARGET[mode]
+        for (mode, kind), target in AGENT_TARGET.items():
+            ok = ok and (not agents or agent_kept(calibration, agents, floor, mode, kind) >= target)
         if ok:
             best = floor
     return best
@@ -167,6 +258,22 @@ def collect(memories, directory: Path) -> list[Candidate]:
     for memory in memories:
         with observations.build(memory, directory / f"{memory.sample_id}.db", embed=True) as store:
             rows += candidates(store, memory, offtopic)
+    return rows
+
+
+def agent_rows(directory: Path, path: Path | None = None) -> list[Candidate]:
+    """The candidates of the AGENT_FIT memories' questions about dev families."""
+    import agent_memory
+
+    pad = agent_memory.padding(path)
+    rows = []
+    for seed, size in AGENT_FIT:
+        memory = agent_memory.memory(seed, size, pad)
+        memory.questions = [
+            q for q in memory.questions if agent_memory.family_part(q.family) == "dev"
+        ]
+        with agent_memory.build(memory, directory / f"fit-{memory.name}.db") as store:
+            rows += agent_candidates(store, memory)
     return rows
 
 
@@ -263,9 +370,43 @@ def main(argv=None) -> None:
     memories = observations.load(args.path)
     with tempfile.TemporaryDirectory() as tmp:
         rows = collect(memories, Path(tmp))
+        agents = agent_rows(Path(tmp), args.path)
+    fitted(memories, rows, agents, start)
+    if args.alternatives:
+        print("\nOther features, each with its own floor per mode, held out and pooled:\n")
+        alternatives(memories, rows)
+
+
+def families_held_out(memories, rows, agents) -> None:
+    """Each dev family's agent questions, with the constants and floor fitted without them."""
+    print("\n| family held out | keyed, lexical | keyed, hybrid | paraphrased, hybrid |")
+    print("|---|---|---|---|")
+    names = sorted({r.conversation.split(":", 1)[1] for r in agents})
+    totals = []
+    for name in names:
+        held = [r for r in agents if r.conversation.endswith(":" + name)]
+        rest = rows + [r for r in agents if not r.conversation.endswith(":" + name)]
+        calibration = fit(rest)
+        floor = choose_floor(calibration, rest, answerable(memories))
+        kept = [
+            agent_kept(calibration, held, floor, mode, kind)
+            for mode, kind in (("lexical", "keyed"), ("hybrid", "keyed"), ("hybrid", "paraphrased"))
+        ]
+        totals.append(kept)
+        print(f"| {name} (floor {floor}) | " + " | ".join(f"{k:.2f}" for k in kept) + " |")
+    mean = np.mean(totals, axis=0)
+    print("| **mean** | " + " | ".join(f"**{k:.3f}**" for k in mean) + " |")
+
+
+def fitted(memories, locomo_rows, agents, start) -> None:
+    """What slotmem ships, then each conversation and each dev family held out."""
+    rows = locomo_rows + agents
     calibration = fit(rows)
     floor = choose_floor(calibration, rows, answerable(memories))
-    print(f"All five conversations ({len(rows)} candidates, {time.perf_counter() - start:.0f} s):")
+    print(
+        f"All five conversations and the agent memories' dev families ({len(rows)} candidates, "
+        f"{time.perf_counter() - start:.0f} s):"
+    )
     print(
         f"LEXICAL = {calibration.lexical}\nHYBRID = {calibration.hybrid}\nDEFAULT_FLOOR = {floor}\n"
     )
@@ -303,9 +444,7 @@ def main(argv=None) -> None:
             f"| **mean** | {mode} | | | {loss / n:.4f} | {kept / n:.3f} | {per_question / n:.1f} "
             f"| {off_topic / n:.2f} |"
         )
-    if args.alternatives:
-        print("\nOther features, each with its own floor per mode, held out and pooled:\n")
-        alternatives(memories, rows)
+    families_held_out(memories, locomo_rows, agents)
 
 
 if __name__ == "__main__":

@@ -170,17 +170,28 @@ def fact_tests(params: dict, since: int | None, until: int | None) -> list[str]:
     return tests
 
 
-def to_hit(row, plan: Plan, ranking: Ranking, total: float, with_explanation: bool) -> Hit:
-    """The row as a Hit; ``total`` is the query's idf mass (relevance.query_mass)."""
+def to_hit(
+    row,
+    plan: Plan,
+    ranking: Ranking,
+    total: float,
+    with_explanation: bool,
+    key: float = 0.0,
+) -> Hit:
+    """The row as a Hit; ``total`` is the query's idf mass (relevance.query_mass), ``key`` the
+    row's key match (relevance.key_matches)."""
     covered = relevance.coverage(row["mass"], total)
-    likely = ranking.calibration.relevance(covered, row["matched"])
+    likely = ranking.calibration.relevance(covered, row["matched"], key=key)
     parts = None
     if with_explanation:
         parts = explain(row, plan, ranking)
         parts.update(
             coverage=covered,
+            key_match=key,
             relevance=likely,
-            relevance_from=f"lexical: coverage {covered:.2f}, matched {row['matched']}",
+            relevance_from=(
+                f"lexical: coverage {covered:.2f}, matched {row['matched']}, key {key:.2f}"
+            ),
         )
     return Hit(Fact.from_row(row), row["score"], parts, likely)
 
