@@ -23,6 +23,7 @@ never fitted or tuned on, and their figures are the ones to quote.
 from __future__ import annotations
 
 import random
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +109,17 @@ QUESTIONS = {
 }  # fmt: skip
 SLOT_OF = {"colleague": "project", "project": "project"}
 
+# Messages that mention a fact without asking for it ({W}: a word of its value that no other
+# fact holds): what a user says in passing ("Can we use FastAPI for this?"). Half the templates
+# are for the dev families, half for the test families, so no template is both fitted and quoted.
+MENTIONS = {
+    "dev": ("Can we use {W} for this?", "Any news about {W}?",
+            "I was just thinking about {W}.", "Remind me what we said about {W}."),
+    "test": ("Should I upgrade {W}?", "Is {W} still a good choice?",
+             "Quick one about {W}.", "{W} came up in the meeting today."),
+}  # fmt: skip
+WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
+
 
 @dataclass(frozen=True)
 class Fact:
@@ -120,7 +132,7 @@ class Fact:
 @dataclass(frozen=True)
 class Question:
     text: str
-    kind: str  # "keyed" or "paraphrased"
+    kind: str  # "keyed", "paraphrased" or "mention"
     family: str
     answer: str  # the key of the fact that answers it
 
@@ -155,6 +167,7 @@ def memory(seed: int, size: int, padding: list[tuple[str, str]] = ()) -> Memory:
             questions.append(Question(text, kind, fact.family.name, fact.key))
     for i, (slot_hint, value) in enumerate(padding[: max(0, size - len(facts))]):
         facts.append(Fact(SLOTS[i % 2], f"note.{i:04d}", value, None))
+    questions += mentions(facts, rng)
     rng.shuffle(questions)
     by_family: dict[str, list[Question]] = {}
     for question in questions:
@@ -163,7 +176,26 @@ def memory(seed: int, size: int, padding: list[tuple[str, str]] = ()) -> Memory:
     return Memory(f"seed{seed}-{size}", size, facts, chosen)
 
 
-QUESTIONS_PER_FAMILY = 4  # per memory: two keyed and two paraphrased on average
+QUESTIONS_PER_FAMILY = 6  # per memory: two keyed, two paraphrased and two mentions on average
+
+
+def mentions(facts: list[Fact], rng: random.Random) -> list[Question]:
+    """A mention of each family fact whose value holds a word (of four letters or more) that no
+    other fact of the memory holds: its longest such word, in one of its part's templates."""
+    holders: dict[str, int] = {}
+    for fact in facts:
+        for word in {w.lower() for w in WORD.findall(fact.value)}:
+            holders[word] = holders.get(word, 0) + 1
+    found = []
+    for fact in facts:
+        if fact.family is None:
+            continue
+        own = [w for w in WORD.findall(fact.value) if holders[w.lower()] == 1]
+        if own:
+            word = max(own, key=len)
+            template = rng.choice(MENTIONS[family_part(fact.family)])
+            found.append(Question(template.format(W=word), "mention", fact.family, fact.key))
+    return found
 
 
 def padding(path=None) -> list[tuple[str, str]]:

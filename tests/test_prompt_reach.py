@@ -344,3 +344,73 @@ def test_a_key_word_many_facts_share_weighs_little_beside_a_name(store):
     assert key["friend.marta.job"] < key["friend.marta.city"]
     assert hits[0].fact.key == "friend.marta.city"
     assert hits[0].relevance > 0.5 > 10 * max(hit.relevance for hit in hits[2:])
+
+
+# -- what a user says in passing, lexical search alone (the default install) ----------------
+STANDING = [
+    ("project", "deploy.schedule", "We deploy to production on Fridays"),
+    ("project", "ship.day", "We ship on Thursdays"),
+    ("project", "stack.api", "The API is built with FastAPI and Postgres"),
+    ("project", "ci", "GitHub Actions runs the tests on every push"),
+    ("user", "language", "Elixir"),
+    ("user", "editor", "Neovim with the LazyVim config"),
+    ("user", "timezone", "Europe/Stockholm"),
+    ("user", "coffee", "Flat white, no sugar"),
+    ("user", "pet", "A cat called Miso"),
+    ("project", "standup", "The morning standup is at nine in Sydney"),
+    ("project", "client.day", "We meet the client on Mondays"),
+]
+
+
+@pytest.mark.parametrize(
+    "message, key",
+    [
+        ("when do we ship?", "ship.day"),
+        ("What language do I prefer?", "language"),
+        ("which text editor do I use?", "editor"),
+        ("Can we use FastAPI for this?", "stack.api"),
+        ("Should I upgrade LazyVim?", "editor"),
+        ("Is it late in Stockholm now?", "timezone"),
+        ("How is Miso doing?", "pet"),
+        ("do the GitHub Actions pass?", "ci"),
+    ],
+)
+def test_a_message_that_names_a_fact_brings_it_without_vectors(store, message, key):
+    """A word of a fact's value no other fact holds ("FastAPI", "LazyVim") is enough: the
+    refit that only knew keyed and paraphrased questions dropped these (issue 20)."""
+    store.upsert_many({"slot": s, "key": k, "value": v} for s, k, v in STANDING)
+    ctx = build(store, message, ("user", "project"), semantic=False, track_access=False)
+    assert key in [item.key for item in ctx.facts()]
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["good morning", "Good night!", "hey, how's it going?", "Nice to meet you.",
+     "Tell me a joke about penguins", "How do I center a div in CSS?"],
+)  # fmt: skip
+def test_small_talk_brings_nothing_even_when_a_fact_holds_its_words(store, message):
+    """'good morning' and 'Nice to meet you.' share a word of a fact's value ('morning',
+    'meet'), as rare in this memory as 'FastAPI' is; what tells them apart is how common each
+    is in English. (A word of a fact's key is another matter: it names the fact's topic.)"""
+    store.upsert_many({"slot": s, "key": k, "value": v} for s, k, v in STANDING)
+    ctx = build(store, message, ("user", "project"), semantic=False, track_access=False)
+    assert ctx.facts() == []
+
+
+@pytest.mark.parametrize(
+    "word, low, high",
+    [
+        ("the", 0.0, 0.0),
+        ("morning", 0.0, 0.4),
+        ("thanks", 0.0, 0.7),
+        ("stockholm", 0.6, 0.95),
+        ("fastapi", 1.0, 1.0),
+        ("lazyvim", 1.0, 1.0),
+        ("fridays", 0.0, 0.8),  # looked up as "friday" too
+        ("日本", 1.0, 1.0),
+    ],
+)
+def test_specificity(word, low, high):
+    from slotmem.search.relevance import specificity
+
+    assert low <= specificity(word) <= high

@@ -85,7 +85,10 @@ def search(
         matched = row["matched"] if fused.seq in coverage else 0
         key = keys[row["key"]]
         above = relevance.excess(fused.similarity, reference)
-        likely = calibration.relevance(fused.coverage, matched, fused.similarity, key, above)
+        specific = row["specific"] if fused.seq in coverage else 0.0
+        likely = calibration.relevance(
+            fused.coverage, matched, fused.similarity, key, above, specific
+        )
         if floor is not None and likely < floor:
             continue
         parts = None
@@ -96,9 +99,11 @@ def search(
                 relevance=likely,
                 key_match=key,
                 excess=above,
+                specific=specific,
                 relevance_from=(
                     f"hybrid: coverage {fused.coverage:.2f}, matched {matched}, "
-                    f"similarity {fused.similarity:.2f}, key {key:.2f}, excess {above:.2f}"
+                    f"similarity {fused.similarity:.2f}, key {key:.2f}, excess {above:.2f}, "
+                    f"specific {specific:.2f}"
                 ),
             )
         hits.append(Hit(Fact.from_row(row), fused.score, parts, likely))

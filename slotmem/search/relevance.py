@@ -18,12 +18,19 @@ to the query, from measures of the match that, but for one, do not depend on the
                holds: agents put a fact's topic in its key (``language`` = ``Elixir``), and
                "What language do I prefer?" names it; a key word many facts share (``city`` in
                every ``friend.X.city``) weighs little beside a name;
+- specific   = how specific the most specific query word the fact holds is in English at
+               large (0 for the few hundred commonest words, 1 for a word outside the 10,000
+               commonest, by the order of all-MiniLM-L6-v2's WordPiece vocabulary, which ships
+               as ``data/common-words.txt.gz``): a message that shares only "morning" or
+               "thanks" with a fact is small talk, one that shares only "FastAPI" or "LazyVim"
+               mentions it, and within one memory both words can be equally rare;
 - similarity = max(0, cosine) of the query's and the fact's embeddings (hybrid search only);
 - excess     = similarity minus the cosine of the query's ``SPREAD_RANK``-th nearest fact
                (in a slot of fewer facts, ``TYPICAL_COSINE``), 0 when below: how far the fact stands out from what the memory typically gives
                this query, which lets a strong semantic match count on its own (hybrid only).
 
-    relevance = σ(a + b × coverage + c × matched + d × similarity + k × key + e × excess)
+    relevance = σ(a + b × coverage + c × matched + d × similarity + k × key + e × excess
+                  + s × specific)
 
 with one set of constants for lexical search (d = e = 0) and one for hybrid search, fitted by
 logistic regression (``benchmarks/fit_relevance.py``) on two data sets that weigh the same:
@@ -43,6 +50,8 @@ floor is low: ``DEFAULT_FLOOR`` keeps what is at least that likely to be relevan
 
 from __future__ import annotations
 
+import functools
+import gzip
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -57,10 +66,10 @@ if TYPE_CHECKING:
     from .plan import Plan
     from .terms import Terms
 
-# (a, b, c, d, k, e): intercept, coverage, matched, similarity, key match, excess similarity;
-# fitted by benchmarks/fit_relevance.py.
-LEXICAL = (-9.207, 0.873, 2.389, 0.0, 8.233, 0.0)
-HYBRID = (-9.133, 2.043, 0.404, 6.645, 1.289, 7.769)
+# (a, b, c, d, k, e, s): intercept, coverage, matched, similarity, key match, excess similarity,
+# specificity; fitted by benchmarks/fit_relevance.py.
+LEXICAL = (-8.689, 1.652, 1.561, 0.0, 5.602, 0.0, 1.819)
+HYBRID = (-9.042, 2.156, 0.273, 6.732, 0.724, 9.451, 0.0)
 MATCHED_CAP = 3
 MIN_FACTS = 100  # below this many facts, coverage reads idf as if there were this many
 SPREAD_RANK = 10  # excess: similarity above the cosine of the query's 10th nearest fact
@@ -84,26 +93,36 @@ class Calibration:
         similarity: float | None = None,
         key: float = 0.0,
         excess: float = 0.0,
+        specific: float = 0.0,
     ) -> float:
         """The relevance of a lexical hit (``similarity`` None) or a hybrid one (``key``: the
         share of the fact's key words the query holds; ``excess``: how far its similarity
-        stands above the slot's typical one for this query)."""
-        a, b, c, d, k, e = (*(self.lexical if similarity is None else self.hybrid), 0.0, 0.0)[:6]
+        stands above the slot's typical one for this query; ``specific``: the specificity of
+        the most specific query word it holds)."""
+        a, b, c, d, k, e, s = _seven(self.lexical if similarity is None else self.hybrid)
         x = a + b * coverage + c * min(matched, MATCHED_CAP) + d * (similarity or 0.0)
-        return sigmoid(x + k * key + e * excess)
+        return sigmoid(x + k * key + e * excess + s * specific)
 
     def lexical_sql(self, relevance: float, params: dict) -> str:
         """A SQL test, over a lexical row's ``mass`` and ``matched`` and the query's mass
         ``:total``, that holds when the row's relevance is at least ``relevance`` (a hair
         below: the caller's exact test decides the edge)."""
-        a, b, c, _, k, _ = (*self.lexical, 0.0, 0.0)[:6]
+        a, b, c, _, k, _, s = _seven(self.lexical)
         a += max(0.0, k)  # a bound: the key match (at most 1) is read after, in Python
         if relevance <= 0:
             return "1"
         if relevance >= 1:
             return "0"
-        params.update(ra=a, rb=b, rc=c, rlogit=math.log(relevance / (1 - relevance)) - 1e-9)
-        return f":ra + :rb * min(1.0, mass / :total) + :rc * min(matched, {MATCHED_CAP}) >= :rlogit"
+        params.update(ra=a, rb=b, rc=c, rs=s, rlogit=math.log(relevance / (1 - relevance)) - 1e-9)
+        return (
+            f":ra + :rb * min(1.0, mass / :total) + :rc * min(matched, {MATCHED_CAP})"
+            " + :rs * specific >= :rlogit"
+        )
+
+
+def _seven(constants: tuple[float, ...]) -> tuple[float, ...]:
+    """(a, b, c, d, k, e, s), zeros for what an older, shorter calibration leaves out."""
+    return (*constants, 0.0, 0.0, 0.0)[:7]
 
 
 def sigmoid(x: float) -> float:
@@ -177,6 +196,30 @@ def excess(similarity: float, reference: float | None) -> float:
     """How far a fact's similarity stands above the reference (the cosine of the semantic
     leg's ``fusion.SPREAD_RANK``-th neighbour: what the slot typically gives this query)."""
     return max(0.0, similarity - reference) if reference is not None else 0.0
+
+
+COMMON_WORDS = "data/common-words.txt.gz"
+GENERAL = 300  # a word among the commonest this many is not specific at all
+SPECIFIC = 10_000  # the list's length: a word beyond it is as specific as a name
+
+
+@functools.cache
+def _ranks() -> dict[str, int]:
+    from importlib.resources import files
+
+    words = gzip.decompress(files("slotmem").joinpath(COMMON_WORDS).read_bytes()).decode()
+    return {word: rank for rank, word in enumerate(words.split(), 1)}
+
+
+def specificity(word: str) -> float:
+    """0 for one of English's ``GENERAL`` commonest words, rising with the log of its rank to
+    1 at ``SPECIFIC`` and beyond (a word not listed: a name, a product, a word of another
+    language or script). The word, its stem and its singular are looked up; the commoner
+    counts."""
+    ranks = _ranks()
+    forms = (word, stem(word), word.removesuffix("s"))
+    rank = min(ranks.get(form, SPECIFIC) for form in forms)
+    return min(1.0, max(0.0, math.log(rank / GENERAL) / math.log(SPECIFIC / GENERAL)))
 
 
 def coverage(mass: float | None, total: float) -> float:
