@@ -1,13 +1,16 @@
 """Fit the constants of Hit.relevance and the default floor, leaving one conversation out.
 
-    python benchmarks/fit_relevance.py          # pip install 'slotmem[semantic]'; about 1 minute
+    python benchmarks/fit_relevance.py          # pip install 'slotmem[semantic]'; about 2 minutes
 
 On LoCoMo's development observations (benchmarks/observations.py: one file per conversation, a
 slot per person), every question of categories 1-4 is asked of each slot, lexical and hybrid,
 and the best ``PER_SLOT`` candidates of each slot are kept with what relevance reads of them
-(coverage, terms matched, similarity) and whether they are relevant (the turns they cite hold
-the question's evidence). Then, for each mode, a logistic regression (Newton's method, a little
-L2) gives slotmem/search/relevance.py's constants.
+(coverage, terms matched, key match, specificity, similarity, excess) and whether they are
+relevant (the turns they cite hold the question's evidence); likewise the agent memories'
+(benchmarks/agent_memory.py) keyed, paraphrased and mention questions about their dev families.
+benchmarks/data/offtopic_dev.json's messages, asked of both, are negatives: every candidate they
+bring is irrelevant. Then, for each mode, a logistic regression (Newton's method, a little L2)
+gives slotmem/search/relevance.py's constants.
 
 The floor: the highest value of ``FLOORS`` at which, on the conversations fitted, the candidates
 at or above it still hold a relevant fact for ``TARGET`` of the answerable category-4 questions

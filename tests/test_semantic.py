@@ -10,6 +10,7 @@ import llm
 import pytest
 
 from slotmem import ModelError, Store
+from slotmem.agents.context import build_context
 from slotmem.vectors.embedders import to_blob
 from slotmem.vectors.index import VEC_TABLE
 
@@ -286,16 +287,21 @@ def test_real_offline_model_finds_the_meaning(store):
     store.upsert("user", "drinks", "Maja prefers green tea in the afternoon.")
     store.upsert("project", "stack", "The backend is Python with FastAPI.")
     store.upsert("agent", "lesson.tests", "Run the test suite before every commit.")
+    store.upsert("user", "language", "Elixir")
     report = store.semantic.reindex()
     assert (report["model"], report["dimensions"], report["embedded"]) == (
         "all-minilm-l6-v2-int8",
         384,
-        4,
+        5,
     )
     assert store.query_facts("When do we ship?", semantic=False) == []
     assert store.query_facts("When do we ship?")[0].fact.key == "deploy.schedule"
     assert store.query_facts("what beverage does she like?")[0].fact.key == "drinks"
     assert store.query_facts("which web framework?")[0].fact.key == "stack"
+    # what reaches the prompt (issue 20): by meaning, and by key with semantic search on
+    assert "deploy.schedule" in build_context(store, "When do we ship?")
+    assert "language" in build_context(store, "What language do I prefer?")
+    assert build_context(store, "How do I center a div in CSS?") == ""
     blob = store.semantic.query_vector("check the code works before saving changes")
     assert (
         store.semantic.knn(blob, ["agent", "user"], 1)[0][0]
