@@ -1,7 +1,16 @@
 """What reaches the prompt: the context builder on LoCoMo, lexical and hybrid side by side.
 
-    python benchmarks/context.py                   # pip install 'slotmem[semantic]'; about 5 minutes
-    python benchmarks/context.py --parts quality   # quality, retrieval, tracking, cold (any of them)
+    python benchmarks/context.py                   # pip install 'slotmem[semantic]'; about 20 minutes
+    python benchmarks/context.py --parts quality   # agents, probe, quality, retrieval, tracking, cold
+
+- **agents**: what agents store (benchmarks/agent_memory.py: standing facts under telling keys,
+  two slots, 5 to 5,000 facts), seed 3's memories (fitting used seeds 1 and 2): the share of
+  keyed and paraphrased questions whose ``build`` context (defaults, shipped constants) holds
+  their fact, lexical and hybrid, by part of the families (*test*: never fitted or tuned on, the
+  figure to quote; *dev*: fitted on, in other memories), and the facts an off-topic message
+  (benchmarks/data/offtopic.json) brings.
+- **probe**: the paraphrase probe (benchmarks/data/paraphrase.json, never fitted on) as one slot
+  of 46 facts: the share of questions whose context holds their fact.
 
 On LoCoMo's development observations (benchmarks/observations.py: a file per conversation, a
 slot per person, facts written at their session's time), four tables:
@@ -14,7 +23,8 @@ slot per person, facts written at their session's time), four tables:
   *tokens*: median and p95 of the estimated tokens of those questions' contexts. Rows: the
   context as it was before (10 hits per slot, no floor, 1,500 characters per slot), with the
   shipped constants (fitted on these conversations), and held out (each conversation's contexts
-  built with the constants and floor benchmarks/fit_relevance.py fits on the other four).
+  built with the constants and floor benchmarks/fit_relevance.py fits on the other four and the
+  agent memories' dev families).
 - **retrieval**: ``query_facts(question, limit=10)`` over all slots, categories 1-4: R@10 (the
   share of a question's evidence turns cited by the top 10 facts) and MRR (1 / rank of the first
   fact citing one), beside benchmarks/locomo.py's turn-level figures (a fact per dialog turn).
@@ -43,6 +53,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import agent_memory
 import fit_relevance
 import locomo
 import observations
@@ -51,7 +62,7 @@ from slotmem import Ranking, Store
 from slotmem.agents import context
 from slotmem.agents.context import estimate_tokens
 
-PARTS = ("quality", "retrieval", "tracking", "cold")
+PARTS = ("agents", "probe", "quality", "retrieval", "tracking", "cold")
 KEY = re.compile(r"^- \*\*(.+?)\*\*", re.MULTILINE)
 
 
@@ -123,10 +134,11 @@ def tally(store, memory, offtopic, mode: str, tallied: Tally, floor=None, old=Fa
         tallied.facts.append(len(keys))
 
 
-def quality(memories, directory: Path) -> None:
+def quality(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -> None:
     offtopic = observations.offtopic()
     rows = fit_relevance.collect(memories, directory)  # builds directory/<sample_id>.db
-    held_out = fit_relevance.folds(memories, rows)
+    # each fold: four conversations and the agent memories' dev families (never the fifth)
+    held_out = fit_relevance.folds(memories, rows + fit_relevance.agent_rows(directory, path))
     names = ("before", "shipped", "held out")
     results = {mode: {name: Tally() for name in names} for mode in fit_relevance.MODES}
     for memory in memories:
@@ -157,8 +169,91 @@ def quality(memories, directory: Path) -> None:
     )
 
 
+# -- agents: what agents store (benchmarks/agent_memory.py) ---------------------------------
+REPORT_SEEDS = (3,)  # agent memories reported on (fitted on: fit_relevance.AGENT_FIT)
+
+
+def agents(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -> None:
+    """Each report seed's memory at each size: the share of keyed and paraphrased questions
+    whose context holds their fact, by part (test: families never fitted or tuned on; dev:
+    fitted on, other seeds), lexical and hybrid at the shipped constants and floor; facts per
+    off-topic message; other facts per question."""
+    offtopic = observations.offtopic()
+    pad = agent_memory.padding(path)
+    found: dict[tuple, list[bool]] = {}
+    others: dict[tuple, list[int]] = {}
+    off: dict[tuple, list[int]] = {}
+    for seed in REPORT_SEEDS:
+        for size in agent_memory.SIZES:
+            memory = agent_memory.memory(seed, size, pad)
+            with agent_memory.build(memory, directory / f"{memory.name}.db") as store:
+                for mode in fit_relevance.MODES:
+                    semantic = mode == "hybrid"
+                    for question in memory.questions:
+                        built = context.build(
+                            store,
+                            question.text,
+                            agent_memory.SLOTS,
+                            semantic=semantic,
+                            track_access=False,
+                        )
+                        keys = [item.key for item in built.facts()]
+                        part = agent_memory.family_part(question.family)
+                        for row in ((part, question.kind, mode, size), (part, question.kind, mode)):
+                            found.setdefault(row, []).append(question.answer in keys)
+                            others.setdefault(row, []).append(
+                                sum(key != question.answer for key in keys)
+                            )
+                    for message in offtopic:
+                        built = context.build(
+                            store,
+                            message,
+                            agent_memory.SLOTS,
+                            semantic=semantic,
+                            track_access=False,
+                        )
+                        off.setdefault((mode, size), []).append(len(built.facts()))
+                        off.setdefault((mode,), []).append(len(built.facts()))
+    print("| part | question | mode | size | fact in context | other facts | questions |")
+    print("|---|---|---|---|---|---|---|")
+    for row in sorted(found, key=lambda r: (r[0] != "test", r[1], r[2], len(r), r[3:])):
+        size = row[3] if len(row) == 4 else "all"
+        bold = "**" if len(row) == 3 and row[0] == "test" else ""
+        print(
+            f"| {row[0]} | {row[1]} | {row[2]} | {size} | {bold}{statistics.mean(found[row]):.3f}"
+            f"{bold} | {statistics.mean(others[row]):.1f} | {len(found[row])} |"
+        )
+    print("\n| off-topic messages | mode | size | facts per message |\n|---|---|---|---|")
+    for row in sorted(off, key=lambda r: (r[0], len(r), r[1:])):
+        size = row[1] if len(row) == 2 else "all"
+        print(f"| offtopic.json | {row[0]} | {size} | {statistics.mean(off[row]):.2f} |")
+
+
+def probe(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -> None:
+    """benchmarks/data/paraphrase.json (46 facts and a question each that shares almost no word
+    with its fact; never fitted or tuned on), all in one slot: the share of questions whose
+    context holds their fact, and the other facts it holds."""
+    import json
+
+    pairs = json.loads((Path(__file__).resolve().parent / "data" / "paraphrase.json").read_text())
+    with Store(directory / "probe.db", create=True) as store:
+        store.upsert_many({"slot": "memory", "key": k, "value": v} for k, v, _ in pairs)
+        store.semantic.reindex()
+        print("| paraphrase probe | fact in context | other facts per question |\n|---|---|---|")
+        for mode in fit_relevance.MODES:
+            found, others = [], []
+            for key, _, question in pairs:
+                built = context.build(
+                    store, question, ["memory"], semantic=mode == "hybrid", track_access=False
+                )
+                keys = [item.key for item in built.facts()]
+                found.append(key in keys)
+                others.append(sum(k != key for k in keys))
+            print(f"| {mode} | {statistics.mean(found):.3f} | {statistics.mean(others):.2f} |")
+
+
 # -- retrieval --------------------------------------------------------------------------------
-def retrieval(memories, directory: Path) -> None:
+def retrieval(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -> None:
     print("| retrieval | mode | R@10 | MRR |\n|---|---|---|---|")
     for mode in fit_relevance.MODES:
         recall, rr, n = 0.0, 0.0, 0
@@ -180,7 +275,7 @@ def retrieval(memories, directory: Path) -> None:
                     rr += 1 / rank if rank else 0.0
                     n += 1
         print(f"| observations, a fact each | {mode} | {recall / n:.3f} | {rr / n:.3f} |")
-    conversations = locomo.load(observations.DEFAULT_PATH)
+    conversations = locomo.load(path)
     legs = {"lexical": locomo.lexical, "hybrid": locomo.hybrid}
     for mode, totals in locomo.evaluate_many(conversations, legs, embed=True).items():
         n = sum(row[4] for row in totals.values())
@@ -212,7 +307,10 @@ def _old_tracking(store: Store, text: str) -> list:
     return hits
 
 
-def tracking(memories, directory: Path, questions: int = 300, writers: int = 4) -> None:
+def tracking(
+    memories, directory: Path, path: Path = observations.DEFAULT_PATH, questions: int = 300
+) -> None:
+    writers = 4
     path = directory / "tracking.db"
     with Store(path, create=True) as store:
         for memory in memories:
@@ -282,7 +380,7 @@ print("\\n".join(f"- **{k}**: {v}" for k, v in rows))
 """
 
 
-def cold(memories, directory: Path, runs: int = 15) -> None:
+def cold(memories, directory: Path, path: Path = observations.DEFAULT_PATH, runs: int = 15) -> None:
     memory = memories[0]
     lexical = directory / "cold-lexical.db"
     observations.build(memory, lexical).close()
@@ -321,7 +419,7 @@ def main(argv=None) -> None:
         for part in args.parts.split(","):
             start = time.perf_counter()
             print(f"\n## {part}\n")
-            globals()[part](memories, Path(tmp))
+            globals()[part](memories, Path(tmp), args.path)
             print(f"\n({time.perf_counter() - start:.0f} s)", flush=True)
 
 

@@ -1,13 +1,16 @@
 """Fit the constants of Hit.relevance and the default floor, leaving one conversation out.
 
-    python benchmarks/fit_relevance.py          # pip install 'slotmem[semantic]'; about 1 minute
+    python benchmarks/fit_relevance.py          # pip install 'slotmem[semantic]'; about 2 minutes
 
 On LoCoMo's development observations (benchmarks/observations.py: one file per conversation, a
 slot per person), every question of categories 1-4 is asked of each slot, lexical and hybrid,
 and the best ``PER_SLOT`` candidates of each slot are kept with what relevance reads of them
-(coverage, terms matched, similarity) and whether they are relevant (the turns they cite hold
-the question's evidence). Then, for each mode, a logistic regression (Newton's method, a little
-L2) gives slotmem/search/relevance.py's constants.
+(coverage, terms matched, key match, specificity, similarity, excess) and whether they are
+relevant (the turns they cite hold the question's evidence); likewise the agent memories'
+(benchmarks/agent_memory.py) keyed, paraphrased and mention questions about their dev families.
+benchmarks/data/offtopic_dev.json's messages, asked of both, are negatives: every candidate they
+bring is irrelevant. Then, for each mode, a logistic regression (Newton's method, a little L2)
+gives slotmem/search/relevance.py's constants.
 
 The floor: the highest value of ``FLOORS`` at which, on the conversations fitted, the candidates
 at or above it still hold a relevant fact for ``TARGET`` of the answerable category-4 questions
@@ -39,10 +42,28 @@ from slotmem.search.query import Query
 from slotmem.search.relevance import MATCHED_CAP, Calibration
 
 PER_SLOT = 30  # the candidates a context asks of each slot (slotmem.agents.context.CANDIDATES)
-FLOORS = (0.003, 0.004, 0.005, 0.006, 0.007, 0.008, 0.009, 0.01, 0.012, 0.015, 0.02, 0.03)
-TARGET = {"lexical": 0.85, "hybrid": 0.90}
+FLOORS = (0.001, 0.0015, 0.002, 0.0025, 0.003, 0.004, 0.005, 0.006, 0.007, 0.008, 0.01, 0.015)
+TARGET = {"lexical": 0.85, "hybrid": 0.93}  # LoCoMo's answerable category-4 questions kept
+# agent memories' dev questions kept: (mode, kind) -> share
+AGENT_TARGET = {
+    ("lexical", "keyed"): 0.95,
+    ("hybrid", "keyed"): 0.95,
+    ("hybrid", "paraphrased"): 0.90,
+    # below 0.9: a mention of one common word ("I was just thinking about November") is weak
+    # evidence, and keeping more of them lets small talk in (docs/context.md)
+    ("lexical", "mention"): 0.80,
+    ("hybrid", "mention"): 0.90,
+}
+# Agent memories fitted on (benchmarks/agent_memory.py): (seed, size); their dev families only.
+AGENT_FIT = [(1, 5), (1, 50), (1, 500), (1, 5000), (2, 5), (2, 50), (2, 500)]
 MODES = ("lexical", "hybrid")
 L2 = 1e-3
+DEV_OFFTOPIC = -1  # the category of benchmarks/data/offtopic_dev.json's messages
+
+
+def fitted_on(row: Candidate) -> bool:
+    """Questions and the dev off-topic messages (negatives); offtopic.json is only measured."""
+    return row.category > 0 or row.category == DEV_OFFTOPIC
 
 
 @dataclass(frozen=True)
@@ -50,13 +71,17 @@ class Candidate:
     conversation: str
     mode: str
     message: int  # index into the memory's questions; negative: an off-topic message
-    category: int  # 0 for an off-topic message
+    category: int  # 0: a held-out off-topic message; DEV_OFFTOPIC: one fitted on as a negative
     coverage: float
     matched: int
     similarity: float | None
     relevant: bool
     rank: int = 1  # in its slot's hits
     terms: int = 1  # the query's terms
+    key: float = 0.0  # the share of the fact's key words the query holds
+    excess: float = 0.0  # similarity above the slot's typical one (hybrid)
+    specific: float = 0.0  # the specificity of the most specific query word it holds
+    kind: str = ""  # agent memories' questions: "keyed", "paraphrased" or "mention"
 
 
 def candidates(store, memory: observations.Memory, offtopic: list[str]) -> list[Candidate]:
@@ -64,6 +89,10 @@ def candidates(store, memory: observations.Memory, offtopic: list[str]) -> list[
     turns = memory.turns()
     messages = [(i, q.text, q.gold, q.category) for i, q in enumerate(memory.questions)]
     messages += [(-1 - i, text, frozenset(), 0) for i, text in enumerate(offtopic)]
+    messages += [
+        (-10_001 - i, text, frozenset(), DEV_OFFTOPIC)
+        for i, text in enumerate(observations.offtopic(dev=True))
+    ]
     found = []
     for mode in MODES:
         for number, text, gold, category in messages:
@@ -91,25 +120,85 @@ def candidates(store, memory: observations.Memory, offtopic: list[str]) -> list[
                             bool(turns[hit.fact.key] & gold),
                             rank,
                             len(terms.words) + len(terms.grams),
+                            parts.get("key_match") or 0.0,
+                            parts.get("excess") or 0.0,
+                            specific=parts.get("specific") or 0.0,
                         )
                     )
     return found
 
 
+NAMES = ("coverage", "matched", "similarity", "key", "excess", "specific")
+
+
 def features(rows: list[Candidate]) -> np.ndarray:
     return np.array(
-        [[r.coverage, min(r.matched, MATCHED_CAP), r.similarity or 0.0] for r in rows]
-    ).reshape(-1, 3)
+        [
+            [
+                r.coverage,
+                min(r.matched, MATCHED_CAP),
+                r.similarity or 0.0,
+                r.key,
+                r.excess,
+                r.specific,
+            ]
+            for r in rows
+        ]
+    ).reshape(-1, 6)
 
 
-def logistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Weights (intercept first) maximising the L2-penalised log-likelihood."""
+def agent_candidates(store, memory) -> list[Candidate]:
+    """Each question's best PER_SLOT candidates of each slot of an agent memory
+    (benchmarks/agent_memory.py); ``conversation`` is the question's family."""
+    import agent_memory
+
+    found = []
+    asked = [(q.text, q.family, q.answer, q.kind, 4) for q in memory.questions]
+    asked += [(text, "", None, "", DEV_OFFTOPIC) for text in observations.offtopic(dev=True)]
+    for mode in MODES:
+        for number, (text, family, answer, kind, category) in enumerate(asked):
+            terms = Query.parse(text).terms
+            for slot in agent_memory.SLOTS:
+                hits = store.query_facts(
+                    text,
+                    slots=[slot],
+                    limit=PER_SLOT,
+                    explain=True,
+                    track_access=False,
+                    semantic=mode == "hybrid",
+                )
+                for rank, hit in enumerate(hits, 1):
+                    parts = hit.explanation or {}
+                    found.append(
+                        Candidate(
+                            f"{memory.name}:{family}",
+                            mode,
+                            number,
+                            category,
+                            parts.get("coverage") or 0.0,
+                            parts.get("matched") or 0,
+                            parts.get("similarity") if mode == "hybrid" else None,
+                            hit.fact.key == answer,
+                            rank,
+                            len(terms.words) + len(terms.grams),
+                            parts.get("key_match") or 0.0,
+                            parts.get("excess") or 0.0,
+                            specific=parts.get("specific") or 0.0,
+                            kind=kind,
+                        )
+                    )
+    return found
+
+
+def logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
+    """Weights (intercept first) maximising the L2-penalised (weighted) log-likelihood."""
     x = np.column_stack([np.ones(len(x)), x])
     w = np.zeros(x.shape[1])
+    s = np.ones(len(x)) if weight is None else weight
     for _ in range(100):
         p = 1 / (1 + np.exp(-x @ w))
-        gradient = x.T @ (p - y) + L2 * w
-        hessian = (x.T * (p * (1 - p))) @ x + L2 * np.eye(len(w))
+        gradient = x.T @ (s * (p - y)) + L2 * w
+        hessian = (x.T * (s * p * (1 - p))) @ x + L2 * np.eye(len(w))
         step = np.linalg.solve(hessian, gradient)
         w -= step
         if np.abs(step).max() < 1e-10:
@@ -117,20 +206,39 @@ def logistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return w
 
 
+# Specificity is for the lexical leg: with vectors, similarity tells a mention from small talk
+# (fitted there, its weight came out negative).
+USED = {"lexical": (0, 1, 3, 5), "hybrid": (0, 1, 2, 3, 4)}  # the features each mode reads (NAMES)
+AGENT_WEIGHT = 1.0  # weight of an agent-memory question against a LoCoMo one, set by count
+
+
 def fit(rows: list[Candidate]) -> Calibration:
+    """Each mode's constants; LoCoMo's questions and the agent memories' weigh the same in all
+    (each candidate weighted by its data set's share of the candidates)."""
     constants = {}
     for mode in MODES:
-        train = [r for r in rows if r.mode == mode and r.category > 0]
-        x = features(train)
-        if mode == "lexical":
-            x = x[:, :2]
-        w = logistic(x, np.array([r.relevant for r in train], dtype=float))
-        constants[mode] = tuple(round(float(v), 3) for v in (*w, 0.0)[:4])
+        train = [r for r in rows if r.mode == mode and fitted_on(r)]
+        x = features(train)[:, USED[mode]]
+        agents = np.array([":" in r.conversation for r in train])
+        weight = np.ones(len(train))
+        if agents.any() and (~agents).any():
+            weight[agents] = AGENT_WEIGHT * (~agents).sum() / agents.sum()
+        w = logistic(x, np.array([r.relevant for r in train], dtype=float), weight)
+        full = [0.0] * 7
+        full[0] = float(w[0])
+        for column, value in zip(USED[mode], w[1:]):
+            full[column + 1] = float(value)
+        constants[mode] = tuple(round(v, 3) for v in full)
     return Calibration(**constants)
 
 
 def relevance(calibration: Calibration, rows: list[Candidate]) -> np.ndarray:
-    return np.array([calibration.relevance(r.coverage, r.matched, r.similarity) for r in rows])
+    return np.array(
+        [
+            calibration.relevance(r.coverage, r.matched, r.similarity, r.key, r.excess, r.specific)
+            for r in rows
+        ]
+    )
 
 
 def answers_kept(rows, likely, floor, answerable) -> float:
@@ -139,14 +247,33 @@ def answers_kept(rows, likely, floor, answerable) -> float:
     return len(kept & answerable) / max(1, len(answerable))
 
 
+def agent_kept(calibration: Calibration, rows, floor: float, mode: str, kind: str) -> float:
+    """The share of agent-memory questions of this kind with their fact at the floor."""
+    asked: dict[tuple[str, int], bool] = {}
+    for r in rows:
+        if r.kind == kind and r.mode == mode:
+            key = (r.conversation, r.message)
+            likely = calibration.relevance(
+                r.coverage, r.matched, r.similarity, r.key, r.excess, r.specific
+            )
+            asked[key] = asked.get(key, False) or (r.relevant and likely >= floor)
+    return sum(asked.values()) / len(asked) if asked else 1.0
+
+
 def choose_floor(calibration: Calibration, rows, answerable) -> float:
+    """The highest of FLOORS at which the rows fitted meet every target (LoCoMo's and, when
+    there are agent memories among them, theirs)."""
+    locomo = [r for r in rows if ":" not in r.conversation]
+    agents = [r for r in rows if ":" in r.conversation]
     best = FLOORS[0]
     for floor in FLOORS:
         ok = True
         for mode in MODES:
-            part = [r for r in rows if r.mode == mode]
+            part = [r for r in locomo if r.mode == mode]
             kept = answers_kept(part, relevance(calibration, part), floor, answerable)
             ok = ok and kept >= TARGET[mode]
+        for (mode, kind), target in AGENT_TARGET.items():
+            ok = ok and (not agents or agent_kept(calibration, agents, floor, mode, kind) >= target)
         if ok:
             best = floor
     return best
@@ -167,6 +294,22 @@ def collect(memories, directory: Path) -> list[Candidate]:
     for memory in memories:
         with observations.build(memory, directory / f"{memory.sample_id}.db", embed=True) as store:
             rows += candidates(store, memory, offtopic)
+    return rows
+
+
+def agent_rows(directory: Path, path: Path | None = None) -> list[Candidate]:
+    """The candidates of the AGENT_FIT memories' questions about dev families."""
+    import agent_memory
+
+    pad = agent_memory.padding(path)
+    rows = []
+    for seed, size in AGENT_FIT:
+        memory = agent_memory.memory(seed, size, pad)
+        memory.questions = [
+            q for q in memory.questions if agent_memory.family_part(q.family) == "dev"
+        ]
+        with agent_memory.build(memory, directory / f"fit-{memory.name}.db") as store:
+            rows += agent_candidates(store, memory)
     return rows
 
 
@@ -263,9 +406,52 @@ def main(argv=None) -> None:
     memories = observations.load(args.path)
     with tempfile.TemporaryDirectory() as tmp:
         rows = collect(memories, Path(tmp))
+        agents = agent_rows(Path(tmp), args.path)
+    fitted(memories, rows, agents, start)
+    if args.alternatives:
+        print("\nOther features, each with its own floor per mode, held out and pooled:\n")
+        alternatives(memories, rows)
+
+
+HELD_OUT_COLUMNS = (
+    ("lexical", "keyed"),
+    ("hybrid", "keyed"),
+    ("hybrid", "paraphrased"),
+    ("lexical", "mention"),
+    ("hybrid", "mention"),
+)
+
+
+def families_held_out(memories, rows, agents) -> None:
+    """Each dev family's agent questions, with the constants and floor fitted without them."""
+    print(
+        "\n| family held out | keyed, lexical | keyed, hybrid | paraphrased, hybrid "
+        "| mention, lexical | mention, hybrid |"
+    )
+    print("|---|---|---|---|---|---|")
+    names = sorted({r.conversation.split(":", 1)[1] for r in agents} - {""})
+    totals = []
+    for name in names:
+        held = [r for r in agents if r.conversation.endswith(":" + name)]
+        rest = rows + [r for r in agents if not r.conversation.endswith(":" + name)]
+        calibration = fit(rest)
+        floor = choose_floor(calibration, rest, answerable(memories))
+        kept = [agent_kept(calibration, held, floor, mode, kind) for mode, kind in HELD_OUT_COLUMNS]
+        totals.append(kept)
+        print(f"| {name} (floor {floor}) | " + " | ".join(f"{k:.2f}" for k in kept) + " |")
+    mean = np.mean(totals, axis=0)
+    print("| **mean** | " + " | ".join(f"**{k:.3f}**" for k in mean) + " |")
+
+
+def fitted(memories, locomo_rows, agents, start) -> None:
+    """What slotmem ships, then each conversation and each dev family held out."""
+    rows = locomo_rows + agents
     calibration = fit(rows)
     floor = choose_floor(calibration, rows, answerable(memories))
-    print(f"All five conversations ({len(rows)} candidates, {time.perf_counter() - start:.0f} s):")
+    print(
+        f"All five conversations and the agent memories' dev families ({len(rows)} candidates, "
+        f"{time.perf_counter() - start:.0f} s):"
+    )
     print(
         f"LEXICAL = {calibration.lexical}\nHYBRID = {calibration.hybrid}\nDEFAULT_FLOOR = {floor}\n"
     )
@@ -303,9 +489,7 @@ def main(argv=None) -> None:
             f"| **mean** | {mode} | | | {loss / n:.4f} | {kept / n:.3f} | {per_question / n:.1f} "
             f"| {off_topic / n:.2f} |"
         )
-    if args.alternatives:
-        print("\nOther features, each with its own floor per mode, held out and pooled:\n")
-        alternatives(memories, rows)
+    families_held_out(memories, locomo_rows, agents)
 
 
 if __name__ == "__main__":

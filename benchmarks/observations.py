@@ -24,7 +24,8 @@ from locomo import DEFAULT_PATH, Question, conversation, evidence
 
 from slotmem import Store
 
-OFFTOPIC = Path(__file__).resolve().parent / "data" / "offtopic.json"
+OFFTOPIC = Path(__file__).resolve().parent / "data" / "offtopic.json"  # held out: never fitted
+OFFTOPIC_DEV = OFFTOPIC.with_name("offtopic_dev.json")  # fitted on as negatives
 DAY_MS = 86_400_000
 
 
@@ -113,6 +114,7 @@ def build(memory: Memory, path: Path, *, embed: bool = False, **options) -> Stor
     return store
 
 
-def offtopic() -> list[str]:
-    data = json.loads(OFFTOPIC.read_text())
+def offtopic(dev: bool = False) -> list[str]:
+    """Messages that ask nothing of a memory: the held-out set, or (``dev``) the one to fit on."""
+    data = json.loads((OFFTOPIC_DEV if dev else OFFTOPIC).read_text())
     return [message for kind, messages in data.items() if kind != "about" for message in messages]

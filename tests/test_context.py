@@ -15,6 +15,20 @@ from tests.conftest import DAY_MS
 from tests.test_semantic import FakeEmbeddings
 
 FAKE = "fake-1024"  # words hashed into 1,024 buckets: unrelated texts rarely share one
+GLUE = {"the", "is", "a", "an", "of", "what", "do", "i", "how", "does", "on", "in", "s"}
+
+
+class ContentWords(FakeEmbeddings):
+    """Hashes the words that carry meaning only: a real model's cosine between unrelated texts
+    is low whatever function words they share (relevance's excess reads it)."""
+
+    def embed_batch(self, items):
+        kept = [
+            " ".join(w for w in t.lower().replace("'", " ").split() if w.strip("?.!") not in GLUE)
+            for t in items
+        ]
+        return super().embed_batch(kept)
+
 
 OFF_TOPIC = "What is the capital of France?"
 
@@ -22,7 +36,7 @@ OFF_TOPIC = "What is the capital of France?"
 class Plugin:
     @llm.hookimpl
     def register_embedding_models(self, register):
-        register(FakeEmbeddings(FAKE, 1024))
+        register(ContentWords(FAKE, 1024))
 
 
 @pytest.fixture

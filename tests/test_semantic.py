@@ -10,6 +10,7 @@ import llm
 import pytest
 
 from slotmem import ModelError, Store
+from slotmem.agents.context import build_context
 from slotmem.vectors.embedders import to_blob
 from slotmem.vectors.index import VEC_TABLE
 
@@ -286,16 +287,21 @@ def test_real_offline_model_finds_the_meaning(store):
     store.upsert("user", "drinks", "Maja prefers green tea in the afternoon.")
     store.upsert("project", "stack", "The backend is Python with FastAPI.")
     store.upsert("agent", "lesson.tests", "Run the test suite before every commit.")
+    store.upsert("user", "language", "Elixir")
     report = store.semantic.reindex()
     assert (report["model"], report["dimensions"], report["embedded"]) == (
         "all-minilm-l6-v2-int8",
         384,
-        4,
+        5,
     )
     assert store.query_facts("When do we ship?", semantic=False) == []
     assert store.query_facts("When do we ship?")[0].fact.key == "deploy.schedule"
     assert store.query_facts("what beverage does she like?")[0].fact.key == "drinks"
     assert store.query_facts("which web framework?")[0].fact.key == "stack"
+    # what reaches the prompt (issue 20): by meaning, and by key with semantic search on
+    assert "deploy.schedule" in build_context(store, "When do we ship?")
+    assert "language" in build_context(store, "What language do I prefer?")
+    assert build_context(store, "How do I center a div in CSS?") == ""
     blob = store.semantic.query_vector("check the code works before saving changes")
     assert (
         store.semantic.knn(blob, ["agent", "user"], 1)[0][0]
@@ -336,7 +342,7 @@ def test_knn_reranks_sign_bit_candidates_by_exact_cosine(store):
             "SELECT sql FROM sqlite_master WHERE name = ?", (VEC_TABLE,)
         ).fetchone()[0]
     )
-    blob = store.semantic.query_vector("tea tea tea coffee")
+    blob = store.semantic.query_vector("k2: tea tea tea coffee")  # what k2's vector embeds
     found = store.semantic.knn(blob, ["user"], 5)
     keys = dict(store.conn.execute("SELECT seq, key FROM memory_facts"))
     assert keys[found[0][0]] == "k2" and found[0][1] < 1e-6
@@ -363,7 +369,9 @@ def test_knn_takes_its_candidates_from_every_shard(store, monkeypatch):
     )
     keys = dict(store.conn.execute("SELECT seq, key FROM memory_facts"))
     for i in (0, 5, 17):
-        [(seq, distance)] = store.semantic.knn(store.semantic.query_vector(values[i]), ["user"], 1)
+        [(seq, distance)] = store.semantic.knn(
+            store.semantic.query_vector(f"k{i}: {values[i]}"), ["user"], 1
+        )
         assert keys[seq] == f"k{i}" and distance < 1e-6
         user_shards = {seq % index.SHARDS for seq in keys if keys[seq].startswith("k")}
         assert (
@@ -396,7 +404,7 @@ def test_a_helper_thread_scans_half_the_shards_and_finds_the_same(store, monkeyp
         keys = dict(store.conn.execute("SELECT seq, key FROM memory_facts"))
         for i in range(4):  # consecutive seqs: odd and even shards alike
             [(seq, distance)] = store.semantic.knn(
-                store.semantic.query_vector(f"brand new fact {i} zebra"), None, 1
+                store.semantic.query_vector(f"new{i}: brand new fact {i} zebra"), None, 1
             )
             assert keys[seq] == f"new{i}" and distance < 1e-6
     store.close()
@@ -461,4 +469,6 @@ def test_the_same_question_to_each_slot_is_embedded_once(mem, monkeypatch):
     assert "Fridays" in text and calls == [["When do we ship?"]]
     mem.upsert("project", "deploy.schedule", "We release on Mondays now.")  # a write embeds
     assert mem.query_facts("When do we ship?")[0].fact.value == "We release on Mondays now."
-    assert calls[-1] == ["We release on Mondays now."]  # the question's vector was remembered
+    assert calls[-1] == [
+        "deploy schedule: We release on Mondays now."
+    ]  # the question's vector was remembered

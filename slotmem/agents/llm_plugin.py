@@ -68,7 +68,8 @@ class Slotmem(llm.Toolbox):
         self, query: str, slot: str = "", limit: int = 10, min_relevance: float | None = None
     ) -> str:
         """Search memory for facts relevant to the query, best first, as JSON (an empty list
-        when nothing remembered is), each with its relevance (0 to 1), updated_at and source.
+        when nothing remembered is), each with its match (strong: very likely what was asked
+        for; good; weak: related at best), rank, relevance (0 to 1), updated_at and source.
         slot: user, project, agent or another slot name; empty searches every slot.
         min_relevance: 0 to 1 (default: each slot's floor)."""
         return _json(self._agent().recall(query, slot or None, limit, min_relevance))

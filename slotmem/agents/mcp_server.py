@@ -57,6 +57,8 @@ class FactOut(TypedDict):
 
 class HitOut(FactOut):
     relevance: float
+    match: str  # strong, good or weak (slotmem.agents.tools.match)
+    rank: int
 
 
 class Recalled(TypedDict):
@@ -222,8 +224,10 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
         limit: Limit = 10,
         min_relevance: Floor = None,
     ) -> Recalled:
-        """Facts relevant to the query, best first, each with its relevance (0 to 1), when it
-        was last updated and where it came from. Empty when nothing remembered is relevant."""
+        """Facts relevant to the query, best first, each with its match (strong: very likely
+        what was asked for; good; weak: related at best), rank, relevance (the probability, 0
+        to 1), when it was last updated and where it came from. Empty when nothing remembered
+        is relevant."""
         return {"facts": memory.recall(query, slot, limit, min_relevance)}  # type: ignore[typeddict-item]
 
     def get(slot: Slot, key: Key) -> FactOut:

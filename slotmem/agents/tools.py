@@ -35,6 +35,23 @@ class NoSuchFact(InvalidInput):
     """There is no fact under that slot and key (the MCP server answers: resource not found)."""
 
 
+# How recall shows a hit's relevance to a model: the calibrated probability is small wherever
+# relevant facts are rare among the candidates, which a model reads as noise, so each hit also
+# says in a word how good a match it is, and its rank among the hits returned.
+MATCHES = ((0.5, "strong"), (0.1, "good"))  # below the last: "weak" (still above the floor)
+
+
+def match(relevance: float) -> str:
+    """``strong`` (at least an even chance that the fact is what was asked for), ``good`` (at
+    least 1 in 10) or ``weak`` (above the floor, below that)."""
+    return next((name for lowest, name in MATCHES if relevance >= lowest), "weak")
+
+
+def shown(hit, rank: int) -> dict:
+    """A hit's relevance as recall returns it: ``relevance`` (0 to 1), ``match``, ``rank``."""
+    return {"relevance": round(hit.relevance, 4), "match": match(hit.relevance), "rank": rank}
+
+
 def fact_view(fact: Fact) -> dict:
     """A fact as an agent sees it."""
     return {
@@ -122,9 +139,8 @@ class AgentMemory:
             hits = [h for h in hits if h.relevance >= floors.get(h.fact.slot, default)][:limit]
             present = track([h.fact.id for h in hits])
         return [
-            {**fact_view(h.fact), "relevance": round(h.relevance, 4)}
-            for h in hits
-            if h.fact.id in present
+            {**fact_view(h.fact), **shown(h, rank)}
+            for rank, h in enumerate((h for h in hits if h.fact.id in present), 1)
         ]
 
     def get(self, slot: str, key: str) -> dict:

@@ -3,9 +3,18 @@
 ``terms`` turns text into terms, ``plan`` chooses which terms to run (document frequencies and
 a postings budget), ``lexical`` scores them in one SQL statement, and ``hybrid`` fuses that leg
 with the vector leg (``fusion`` holds the formula) when the caller hands one in.
+
+Hybrid search is monotone: a hit of the lexical search alone keeps at least its lexical
+relevance in the hybrid search of the same query, and with a floor (``min_relevance``, what a
+context and the agent tools pass) every fact the lexical search alone would return above it is
+among the hits, which then come most relevant first. Turning semantic search on adds facts
+found by meaning; it never takes away one found by words (a fact without a vector, written by a
+process that could not embed, is judged by its words alone).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from ..records import Hit
 from . import hybrid, lexical, plan, relevance
@@ -30,16 +39,26 @@ def run(
     searches. Reads only: access tracking is the caller's."""
     if query.slots == ():
         return []
-    slots = list(query.slots) if query.slots else None
     blob = None
     if vectors is not None and query.semantic and query.text.strip():
         blob = vectors.query_vector(query.text)  # None: the model failed here; lexical only
     budget = plan.HYBRID_BUDGET if blob is not None else None
     chosen = plan.plan(conn, query.terms, budget, freqs) if query.terms else None
     if blob is not None and vectors is not None:
-        return hybrid.search(conn, query, chosen, blob, ranking=ranking, now=now, vectors=vectors)
+        hits = hybrid.search(
+            conn, query, chosen, blob, ranking=ranking, now=now, vectors=vectors, freqs=freqs
+        )
+        alone = plan.plan(conn, query.terms, None, freqs) if query.terms else None
+        return monotone(hits, _lexical(conn, query, alone, ranking, now, freqs), query)
+    return _lexical(conn, query, chosen, ranking, now, freqs)
+
+
+def _lexical(
+    conn, query: Query, chosen, ranking: Ranking, now: int, freqs: DocFreqs | None
+) -> list[Hit]:
     if not chosen:
         return []
+    slots = list(query.slots) if query.slots else None
     total = relevance.query_mass(chosen, query.terms, ranking)
     floor = query.min_relevance
     rows = lexical.search(
@@ -56,5 +75,40 @@ def run(
         since=query.since,
         until=query.until,
     )
-    hits = [lexical.to_hit(row, chosen, ranking, total, query.explain) for row in rows]
+    keys = relevance.key_matches(
+        relevance.stems(query.terms),
+        [row["key"] for row in rows],
+        lambda words: (freqs or plan.DocFreqs()).lookup(conn, words),
+        ranking,
+        chosen.facts,
+    )
+    hits = [
+        lexical.to_hit(row, chosen, ranking, total, query.explain, keys[row["key"]]) for row in rows
+    ]
     return hits if floor is None else [hit for hit in hits if hit.relevance >= floor]
+
+
+def monotone(hybrid_hits: list[Hit], lexical_hits: list[Hit], query: Query) -> list[Hit]:
+    """The hybrid hits, each at least as relevant as the lexical search alone found it; with a
+    floor, also every lexical hit the hybrid search left out, all most relevant first."""
+    by_words = {hit.fact.id: hit for hit in lexical_hits}
+    hits = []
+    for hit in hybrid_hits:
+        alone = by_words.pop(hit.fact.id, None)
+        if alone is not None and alone.relevance > hit.relevance:
+            parts = hit.explanation
+            if parts is not None:
+                parts = {
+                    **parts,
+                    "relevance": alone.relevance,
+                    "relevance_from": (
+                        f"{parts.get('relevance_from')}; lexical alone {alone.relevance:.4f} (kept)"
+                    ),
+                }
+            hit = dataclasses.replace(hit, relevance=alone.relevance, explanation=parts)
+        hits.append(hit)
+    if query.min_relevance is None:
+        return hits
+    hits += by_words.values()  # above the floor by their words alone
+    hits.sort(key=lambda hit: -hit.relevance)  # stable: fused order among equals
+    return hits[: query.limit]

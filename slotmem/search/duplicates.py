@@ -46,9 +46,9 @@ from .stemmer import stem
 
 # (a, b, c, d) of the score: intercept, cosine, overlap, conflict. Fitted by
 # benchmarks/fit_dedupe.py, as are the thresholds.
-VECTOR = (-14.6, 24.77, 4.19, -14.42)
+VECTOR = (-11.58, 23.23, 4.52, -18.1)
 LEXICAL = (8.16, 9.24, -26.94)  # (a, c, d): no cosine
-THRESHOLDS = {"vector": 0.25, "lexical": 0.2}
+THRESHOLDS = {"vector": 0.3, "lexical": 0.2}
 NEIGHBOURS = 10  # nearest facts compared with each fact (vector)
 MAX_TERMS = 64  # words of a fact compared
 COMMON = 0.05  # a word in more than this share of the slot's facts proposes no pair (lexical)

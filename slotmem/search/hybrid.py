@@ -15,7 +15,7 @@ from typing import Protocol
 from ..records import Fact, Hit
 from . import fusion, lexical, relevance
 from .lexical import Ranking
-from .plan import Plan
+from .plan import WORDS, DocFreqs, Plan, indexed_rows
 from .query import Query
 
 
@@ -38,6 +38,7 @@ def search(
     ranking: Ranking,
     now: int,
     vectors: VectorLeg,
+    freqs: DocFreqs | None = None,
 ) -> list[Hit]:
     """Both legs' best ``fusion.DEPTH`` candidates for the query (``plan``: its lexical terms,
     None when none can match; ``blob``: its vector), fused, best first."""
@@ -67,6 +68,14 @@ def search(
     cosine = {seq: 1.0 - dist for seq, dist in distance.items() if seq in facts}
     weight = {seq: _weight(row) for seq, row in facts.items()}
     ranks = {seq: rank for rank, (seq, _) in enumerate(neighbours, 1) if seq in facts}
+    reference = relevance.reference([1.0 - dist for _, dist in neighbours])
+    keys = relevance.key_matches(
+        relevance.stems(query.terms),
+        [row["key"] for row in facts.values()],
+        lambda words: (freqs or DocFreqs()).lookup(conn, words),
+        ranking,
+        plan.facts if plan is not None else indexed_rows(conn, WORDS),
+    )
     hits = []
     calibration, floor = ranking.calibration, query.min_relevance
     for fused in fusion.fuse(coverage, cosine, weight, semantic_ranks=ranks):
@@ -74,7 +83,12 @@ def search(
             break  # neither leg says anything for the rest
         row = facts[fused.seq]
         matched = row["matched"] if fused.seq in coverage else 0
-        likely = calibration.relevance(fused.coverage, matched, fused.similarity)
+        key = keys[row["key"]]
+        above = relevance.excess(fused.similarity, reference)
+        specific = row["specific"] if fused.seq in coverage else 0.0
+        likely = calibration.relevance(
+            fused.coverage, matched, fused.similarity, key, above, specific
+        )
         if floor is not None and likely < floor:
             continue
         parts = None
@@ -83,9 +97,13 @@ def search(
             parts.update(
                 distance=distance.get(fused.seq),
                 relevance=likely,
+                key_match=key,
+                excess=above,
+                specific=specific,
                 relevance_from=(
                     f"hybrid: coverage {fused.coverage:.2f}, matched {matched}, "
-                    f"similarity {fused.similarity:.2f}"
+                    f"similarity {fused.similarity:.2f}, key {key:.2f}, excess {above:.2f}, "
+                    f"specific {specific:.2f}"
                 ),
             )
         hits.append(Hit(Fact.from_row(row), fused.score, parts, likely))

@@ -85,11 +85,12 @@ class Ranking:
         parts = ", group_concat(arm || ':' || coalesce(raw, ''), ' ') AS parts" if explain else ""
         feedback, recency = self.factors()
         sql = f"""
-            WITH hits(seq, arm, raw, part, mass) AS ({arms}),
+            WITH hits(seq, arm, raw, part, mass, specific) AS ({arms}),
             matched AS (
-                SELECT seq, sum(part) AS match, sum(mass) AS mass, count(*) AS matched{parts}
+                SELECT seq, sum(part) AS match, sum(mass) AS mass, count(*) AS matched,
+                       max(specific) AS specific{parts}
                 FROM hits GROUP BY seq)
-            SELECT f.*, m.match, m.mass, m.matched{", m.parts" if explain else ""},
+            SELECT f.*, m.match, m.mass, m.matched, m.specific{", m.parts" if explain else ""},
                    {feedback} AS feedback, {recency} AS recency,
                    m.match * f.confidence * {feedback} * {recency} AS score
             FROM matched m CROSS JOIN memory_facts f ON f.seq = m.seq
@@ -99,9 +100,11 @@ class Ranking:
     def _arm(
         self, i: int, arm: Arm, facts: int, slots: list[str] | None, params: dict, tf: bool = True
     ) -> str:
-        """One term's rows: (seq, arm number, FTS5 bm25 or NULL, the term's part, its idf)."""
+        """One term's rows: (seq, arm number, FTS5 bm25 or NULL, the term's part, its idf, its
+        specificity)."""
         params[f"q{i}"], params[f"c{i}"] = arm.match, self.coordination
         params[f"v{i}"] = relevance.weight(self, facts, arm.df)
+        params[f"s{i}"] = relevance.specificity(arm.term) if arm.table == WORDS else 1.0
         if arm.table == CJK or not tf:  # binary: the term is there or not
             params[f"w{i}"] = self.idf(facts, arm.df)
             raw, score, rank = "NULL", f":w{i} + :c{i}", ""
@@ -113,7 +116,7 @@ class Ranking:
                 f"-t.rank * :m{i} + :c{i}",
                 f" AND t.rank MATCH 'bm25({weights})'",
             )
-        select = f"SELECT t.rowid, {i}, {raw}, {score}, :v{i} FROM {arm.table} t"
+        select = f"SELECT t.rowid, {i}, {raw}, {score}, :v{i}, :s{i} FROM {arm.table} t"
         where = f" WHERE t.{arm.table} MATCH :q{i}{rank}"
         if slots and arm.cap is not None and arm.table == WORDS:  # FTS5 skips to the slots' own
             params[f"q{i}"] = f"({arm.match}) AND ({' OR '.join(map(slot_tag, slots))})"
@@ -170,17 +173,32 @@ def fact_tests(params: dict, since: int | None, until: int | None) -> list[str]:
     return tests
 
 
-def to_hit(row, plan: Plan, ranking: Ranking, total: float, with_explanation: bool) -> Hit:
-    """The row as a Hit; ``total`` is the query's idf mass (relevance.query_mass)."""
+def to_hit(
+    row,
+    plan: Plan,
+    ranking: Ranking,
+    total: float,
+    with_explanation: bool,
+    key: float = 0.0,
+) -> Hit:
+    """The row as a Hit; ``total`` is the query's idf mass (relevance.query_mass), ``key`` the
+    row's key match (relevance.key_matches)."""
     covered = relevance.coverage(row["mass"], total)
-    likely = ranking.calibration.relevance(covered, row["matched"])
+    likely = ranking.calibration.relevance(
+        covered, row["matched"], key=key, specific=row["specific"]
+    )
     parts = None
     if with_explanation:
         parts = explain(row, plan, ranking)
         parts.update(
             coverage=covered,
+            key_match=key,
+            specific=row["specific"],
             relevance=likely,
-            relevance_from=f"lexical: coverage {covered:.2f}, matched {row['matched']}",
+            relevance_from=(
+                f"lexical: coverage {covered:.2f}, matched {row['matched']}, key {key:.2f}, "
+                f"specific {row['specific']:.2f}"
+            ),
         )
     return Hit(Fact.from_row(row), row["score"], parts, likely)
 

@@ -76,7 +76,7 @@ class Episodes(Writes, Reads):
             None,
         )
         wanted = _fact_items(facts, now)
-        vectors = self.semantic.prepare([item[2], *(fact[2] for fact in wanted)])
+        vectors = self.semantic.prepare([item[1:3], *(fact[1:3] for fact in wanted)])
         with self.transaction():
             result = self._write(item, now)
             episode_id = result.fact.id

@@ -129,7 +129,7 @@ class Upkeep(Policies, Reads):
         from ..storage import lifecycle
 
         entry = lifecycle.find_entry(self.conn, slot, key, version)
-        vectors = self.semantic.prepare([entry.value])
+        vectors = self.semantic.prepare([entry])
         with self.transaction():
             fact, previous = lifecycle.restore(self.conn, entry, now=self.clock(), by=by)
             self.semantic.write(vectors, [fact])
@@ -149,7 +149,7 @@ class Upkeep(Policies, Reads):
         )
         if dry_run:
             return planned
-        vectors = self.semantic.prepare([fact.value for fact in written])
+        vectors = self.semantic.prepare(written)
         with self._exclusive(), self.transaction():
             report, written = lifecycle.undo_flush(
                 self.conn, source, now=self.clock(), dry_run=False, forget=self.semantic.forget
@@ -215,7 +215,7 @@ class Upkeep(Policies, Reads):
             return transfer.apply(
                 self.conn, parsed, mode, now=self.clock(), dry_run=True, forget=self.semantic.forget
             )[0]
-        vectors = self.semantic.prepare([fact.value for _, fact in parsed.facts])
+        vectors = self.semantic.prepare([fact for _, fact in parsed.facts])
         with self._exclusive(), self.transaction():
             report, written = transfer.apply(
                 self.conn,

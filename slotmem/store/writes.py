@@ -45,7 +45,7 @@ class Writes(Core):
             *validation.fact(slot, key, value, confidence, source),
             _expiry(ttl, expires_at, now),
         )
-        vectors = self.semantic.prepare([item[2]])  # before the write lock: models can be slow
+        vectors = self.semantic.prepare([item[1:3]])  # before the write lock: models can be slow
         with self.transaction():
             result = self._write(item, now, protect=protect, guard=not allow_protected)
             self.semantic.write(vectors, _changed([result]))
@@ -78,7 +78,7 @@ class Writes(Core):
                 raise InvalidInput(f"item {number}: needs slot, key and value ({e!r})") from None
             except InvalidInput as e:
                 raise InvalidInput(f"item {number}: {e}") from None
-        vectors = self.semantic.prepare([item[2] for item in checked])
+        vectors = self.semantic.prepare([item[1:3] for item in checked])
         with self.transaction():
             results = self._write_all(checked, now)
             self.semantic.write(vectors, _changed(results))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ..errors import SlotmemError
 from ..storage.db import transaction
 from ..storage.health import check_row
+from . import texts
 
 if TYPE_CHECKING:
     from .semantic import Semantic
@@ -53,15 +54,15 @@ def reindex(
     done = unusable = 0
     for start in range(0, len(todo), batch_size):
         batch = todo[start : start + batch_size]
-        blobs = embedders().embed(model, [value for _, _, value in batch])
+        blobs = embedders().embed(model, [text for _, _, text in batch])
         with transaction(conn):
             if semantic.model_id() != model_id:
                 raise SlotmemError(
                     "another process switched the embedding model; run reindex again"
                 )
             rows = [
-                (seq, slot, content_hash(value), blob)
-                for (seq, slot, value), blob in zip(batch, blobs)
+                (seq, slot, content_hash(text), blob)
+                for (seq, slot, text), blob in zip(batch, blobs)
             ]
             semantic.write_rows(rows, model_id, dimensions)
         done += len(batch)
@@ -99,18 +100,21 @@ def _drifted(semantic: Semantic) -> bool:
 
 
 def stale(semantic: Semantic, model_id: str) -> list[tuple[int, str, str]]:
-    """(seq, slot, value) of the facts whose vector is missing, of another model, or stale."""
+    """(seq, slot, text to embed) of the facts whose vector is missing, of another model, or
+    stale: its content hash is not that of the text embedded now (``texts.document``: a
+    vector of the value alone, from before keys were embedded, is stale)."""
     from .semantic import content_hash
 
     rows = semantic.conn.execute(
-        """SELECT f.seq, f.slot, f.value, e.model, e.content_hash FROM memory_facts f
+        """SELECT f.seq, f.slot, f.key, f.value, e.model, e.content_hash FROM memory_facts f
            LEFT JOIN memory_embeddings e ON e.fact_seq = f.seq ORDER BY f.seq"""
     )
-    return [
-        (seq, slot, value)
-        for seq, slot, value, model, digest in rows
-        if model != model_id or digest != content_hash(value)
-    ]
+    found = []
+    for seq, slot, key, value, model, digest in rows:
+        text = texts.document(model_id, key, value)
+        if model != model_id or digest != content_hash(text):
+            found.append((seq, slot, text))
+    return found
 
 
 def status(semantic: Semantic) -> dict:

@@ -18,13 +18,20 @@ from dataclasses import dataclass
 from ..errors import SlotmemError
 from ..records import Fact
 from ..storage import forks
-from ..storage.db import Connections
+from ..storage.db import Connections, transaction
+from . import texts
 from .index import VectorIndex
 
 log = logging.getLogger("slotmem")
 
 RECENT_QUERIES = 64  # query vectors remembered (oldest out first)
 MAX_QUERY_CHARS = 4000
+BACKFILL = 32  # facts without a vector embedded, at most, before a search (see ``backfill``)
+NO_VECTOR = (
+    "facts written here get no vector ({reason}); semantic search is on for this file, so "
+    "install what it needs here (pip install 'slotmem[semantic]'): until a process that can "
+    "embed searches the file, they are found by their words alone"
+)
 
 
 def embedders():
@@ -49,9 +56,20 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
+def keyed(item) -> tuple[str, str]:
+    """(key, value) of a fact, an entry with ``key`` and ``value``, a (key, value) pair, or a
+    bare value (no key: its vector is left for the next process that embeds to add)."""
+    if isinstance(item, str):
+        return "", item
+    if isinstance(item, tuple):
+        return item[0], item[1]
+    return item.key, item.value
+
+
 @dataclass(frozen=True)
 class Prepared:
-    """Vectors computed before a write transaction: value text -> blob (None: unusable)."""
+    """Vectors computed before a write transaction: embedded text (``texts.document``) -> blob
+    (None: unusable)."""
 
     model_id: str
     dimensions: int
@@ -69,6 +87,7 @@ class Semantic:
         self._queries: dict[tuple[str, str], bytes | None] = {}  # recent query vectors
         self._warned: set[str] = set()
         self._lock = threading.Lock()
+        self._checked = 0  # every fact up to this seq has a vector of the file's model
         forks.register(self._after_fork)
 
     def _after_fork(self) -> None:
@@ -119,8 +138,58 @@ class Semantic:
         return None
 
     def leg(self) -> Semantic | None:
-        """This object when hybrid search can run, else None (search stays lexical)."""
-        return self if self.off_reason() is None else None
+        """This object when hybrid search can run, else None (search stays lexical). When it
+        can, facts written without a vector (by a process that could not embed) get theirs
+        first, ``BACKFILL`` at a time (``backfill``)."""
+        if self.off_reason() is not None:
+            return None
+        self.backfill()
+        return self
+
+    def backfill(self, limit: int = BACKFILL) -> int:
+        """Embed up to ``limit`` facts that have no vector of the file's model, oldest first,
+        in one short write transaction; how many were embedded. Facts above the last seq
+        found complete are looked at (a process remembers where it got to). Never raises: a
+        read-only file, a lock held by a writer or a failing model leave the facts to the next
+        search (and lexical search finds them meanwhile); the reason is logged once."""
+        conn, model_id, dimensions = self.conn, self.model_id(), self.dimensions()
+        if self._connections.readonly or model_id is None or dimensions is None:
+            return 0
+        if conn.in_transaction:
+            return 0
+        rows = conn.execute(
+            """SELECT f.seq, f.slot, f.key, f.value FROM memory_facts f
+               LEFT JOIN memory_embeddings e ON e.fact_seq = f.seq AND e.model = ?
+               WHERE f.seq > ? AND e.fact_seq IS NULL ORDER BY f.seq LIMIT ?""",
+            (model_id, self._checked, max(1, limit)),
+        ).fetchall()
+        if not rows:
+            top = conn.execute("SELECT max(seq) FROM memory_facts").fetchone()[0]
+            self._checked = max(self._checked, top or 0)
+            return 0
+        documents = [texts.document(model_id, key, value) for _, _, key, value in rows]
+        try:
+            blobs = embedders().embed(self.model(), documents)
+        except SlotmemError:
+            return 0  # the search's own question fails the same way, and says so once
+        if any(blob is not None and len(blob) != 4 * dimensions for blob in blobs):
+            return 0  # a model of another size here: the search says so once
+        try:
+            with transaction(conn):
+                if self.model_id() != model_id:
+                    return 0
+                self.write_rows(
+                    [
+                        (seq, slot, content_hash(text), blob)
+                        for (seq, slot, _, _), text, blob in zip(rows, documents, blobs)
+                    ],
+                    model_id,
+                    dimensions,
+                )
+        except Exception as e:  # noqa: BLE001 - a search never fails for this
+            self._warn_once(f"facts without a vector were not embedded here ({e})")
+            return 0
+        return len(rows)
 
     def model(self, model_id: str | None = None):
         model_id = model_id or self.model_id() or embedders().DEFAULT_MODEL
@@ -156,24 +225,35 @@ class Semantic:
         return True
 
     # -- keeping it in sync with writes -----------------------------------------------------
-    def prepare(self, values: Iterable[str]) -> Prepared | None:
-        """Vectors for values about to be written, computed before the write transaction.
-        None when the leg is off or the model fails (the facts are written, lexical only, and
-        'slotmem reindex' embeds them later: never a half-written fact)."""
-        texts = list(dict.fromkeys(values))
+    def prepare(self, items: Iterable) -> Prepared | None:
+        """Vectors for facts about to be written (facts, or (key, value) pairs: see ``keyed``),
+        computed before the write transaction. None when the leg is off or the model fails (the
+        facts are written, lexical only, and 'slotmem reindex' embeds them later: never a
+        half-written fact)."""
         model_id, dimensions = self.model_id(), self.dimensions()
-        if not texts or model_id is None or dimensions is None or self.off_reason() is not None:
+        pairs = [keyed(item) for item in items]
+        if not pairs or model_id is None or dimensions is None:
+            return None
+        reason = self.off_reason()
+        if reason is not None:
+            self._warn_once(NO_VECTOR.format(reason=reason))
+            return None
+        documents = list(
+            dict.fromkeys(texts.document(model_id, *pair) for pair in pairs if pair[0])
+        )
+        if not documents:
             return None
         try:
-            blobs = embedders().embed(self.model(), texts)
+            blobs = embedders().embed(self.model(), documents)
         except SlotmemError as e:
             self._warn_once(f"facts written without embeddings ({e}); run 'slotmem reindex'")
             return None
-        return Prepared(model_id, dimensions, dict(zip(texts, blobs)))
+        return Prepared(model_id, dimensions, dict(zip(documents, blobs)))
 
     def write(self, prepared: Prepared | None, facts: list[Fact]) -> None:
         """Inside the caller's write transaction: the prepared vectors of these new or changed
-        facts."""
+        facts (a fact whose text was not prepared, as when its key changed on the way in, is
+        left without a vector, for the next process that embeds to add)."""
         if prepared is None or not facts:
             return
         by_id = {fact.id: fact for fact in facts}
@@ -183,8 +263,9 @@ class Semantic:
             sql = f"SELECT id, seq FROM memory_facts WHERE id IN ({', '.join('?' * len(part))})"
             for fact_id, seq in self.conn.execute(sql, part):
                 fact = by_id[fact_id]
-                blob = prepared.blobs.get(fact.value)
-                rows.append((seq, fact.slot, content_hash(fact.value), blob))
+                text = texts.document(prepared.model_id, fact.key, fact.value)
+                if text in prepared.blobs:
+                    rows.append((seq, fact.slot, content_hash(text), prepared.blobs[text]))
         self.write_rows(rows, prepared.model_id, prepared.dimensions)
 
     def write_rows(
@@ -235,7 +316,7 @@ class Semantic:
             key = (model.model_id, text)  # context contributors ask each slot the same
             if key in self._queries:
                 return self._queries[key], None
-            [blob] = embedders().embed(model, [text])
+            [blob] = embedders().embed(model, [texts.question(model.model_id, text)])
         except SlotmemError as e:
             return None, str(e)
         dimensions = self.dimensions()
