@@ -24,6 +24,12 @@ CI = {
 LOW = {"slot": "user", "key": "mood", "value": "Seemed tired.", "confidence": 0.2}
 TEAM = {"slot": "team", "key": "size", "value": "Has five people.", "confidence": 0.9}
 LAPTOP = {"slot": "user", "key": "laptop_model", "value": "Uses a ThinkPad_X1.", "confidence": 0.9}
+STYLE = {
+    "slot": "project",
+    "key": "style",
+    "value": "Wraps lists in [brackets] and maps in {braces}.",
+    "confidence": 0.9,
+}
 TRIP = {"slot": "user", "key": "trip", "value": "Is travelling in Rome.", "confidence": 0.9}
 
 
@@ -46,6 +52,7 @@ LOW_ROW = ("rejected", "user", "mood", "Seemed tired.")
 TEAM_ROW = ("rejected", "team", "size", "Has five people.")
 THREE = [TZ_ROW, DB_ROW, CI_ROW]
 LAPTOP_ROW = ("created", "user", "laptop_model", "Uses a ThinkPad_X1.")
+STYLE_ROW = ("created", "project", "style", STYLE["value"])
 TRIP_ROW = ("created", "user", "trip", "Is travelling in Rome.")
 
 # What reasoning models write before their answer: a draft, the instructions' example (whose
@@ -273,6 +280,24 @@ CORPUS = [
         [TZ_ROW, DB_ROW, ("created", "user", "monitor", 'Has a 27" monitor.')],
     ),
     (
+        "a bare quote, then brackets in a value",
+        f'[{js(TZ)}, {{"slot": "user", "key": "monitor", "value": "Has a 27" monitor.", '
+        f'"confidence": 0.9}}, {js(STYLE)}]',
+        [TZ_ROW, ("created", "user", "monitor", 'Has a 27" monitor.'), STYLE_ROW],
+    ),
+    (
+        "a bare quote in a fence, then prose with brackets",
+        '```json\n[{"slot": "user", "key": "monitor", "value": "Has a 27" monitor.", '
+        f'"confidence": 0.9}}, {js(DB)}]\n```\nI hope these [facts] help {{you}}.',
+        [("created", "user", "monitor", 'Has a 27" monitor.'), DB_ROW],
+    ),
+    (
+        "a bare apostrophe in single quotes",
+        "[{'slot': 'user', 'key': 'laptop', 'value': 'Uses Bob's laptop.', 'confidence': 0.9}, "
+        f"{py(DB)}]",
+        [("created", "user", "laptop", "Uses Bob's laptop."), DB_ROW],
+    ),
+    (
         "bare quotes around a word",
         '{"facts": [{"slot": "user", "key": "java", "value": "She said "no" to Java.", '
         f'"confidence": 0.9}}, {js(DB)}]}}',
@@ -420,6 +445,7 @@ CORPUS = [
             LAPTOP_ROW,
         ],
     ),
+    ("an empty think block", f'<think>\n\n</think>\n\n{{"facts": [{js(TZ)}]}}', [TZ_ROW]),
     (
         "a fact without a key",
         json.dumps([{"slot": "user", "value": "Prefers tea.", "confidence": 0.9}, DB]),
@@ -471,6 +497,20 @@ def test_each_rejected_fact_says_why(store, mock_models, name):
         assert reason.startswith(expected), reason
 
 
+def test_a_fact_without_a_slot_goes_to_the_one_slot_flushed(store, mock_models):
+    facts = [{k: v for k, v in f.items() if k != "slot"} for f in (TZ, DB)]
+    mock_models.plain.enqueue(json.dumps(facts), json.dumps(facts))
+    report = flush(store, "I live in Stockholm.", "mock", slots=["project"])
+    assert [(i.action, i.slot, i.key) for i in report.items] == [
+        ("created", "project", "timezone"),
+        ("created", "project", "db.engine"),
+    ]
+    report = flush(store, "I live in Stockholm.", "mock", dry_run=True)  # three slots: which?
+    assert [(i.action, i.reason) for i in report.items] == [
+        ("rejected", "malformed fact: slot: Field required")
+    ] * 2
+
+
 def test_a_ttl_in_other_words_is_read(store, mock_models, clock):
     [text] = [text for case, text, _ in CORPUS if case == "ttl in ISO 8601 and in words"]
     mock_models.plain.enqueue(text)
@@ -487,7 +527,7 @@ def test_a_ttl_in_other_words_is_read(store, mock_models, clock):
 
 
 def test_the_corpus_is_large_enough():
-    assert len(CORPUS) >= 80  # 83
+    assert len(CORPUS) >= 80  # 87
 
 
 # -- what cannot be read fails the flush, with a count ----------------------------------------

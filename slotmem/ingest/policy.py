@@ -46,6 +46,8 @@ class Policy:
         """``said``: when the chunk the fact comes from was said. A value that still holds a
         relative date gets that day appended; a ttl counts from then."""
         fields = _known_fields(raw)
+        if isinstance(fields, dict) and "slot" not in fields and len(self.slots) == 1:
+            fields["slot"] = self.slots[0]  # flushing into one slot: the model may not name it
         try:
             fact = ProposedFact.model_validate(fields)
         except ValidationError as ex:
