@@ -14,10 +14,12 @@ from dataclasses import dataclass
 _STARTS = re.compile(r"""[\[{]""")
 _LOOKS_LIKE_JSON = re.compile(r"""(?:\{\s*(?:["'}]|[A-Za-z_$][\w$]*\s*:|$)|\[\s*(?:[\[{"'\]]|$))""")
 _BARE_KEY = re.compile(r"([A-Za-z_$][\w$]*)\s*:")  # an unquoted key, as in {value: ...}
-# What may follow a string's closing quote: a colon, a closing bracket, a comment, another
-# string (a missing comma), the end; or a comma and then what may start an item or a key.
+# What may follow a string's closing quote (a quote followed by anything else is in the string).
 _AFTER_CLOSE = re.compile(
-    r"""\s*(?:$|[:}\]"'/#]|,\s*(?:$|["'{\[\]}/#\-\d.]|[\w$]+\s*[:,\]}]|(?:true|false|null|True|False|None|NaN|-?Infinity)\b))"""
+    r"""\s*(?: $ | [:}\]"'/\#]  # the end, a colon, a closing bracket, a string, a comment
+    | ,\s*(?: $ | ["'{\[\]}/\#\-\d.]  # or a comma, then an item or a key
+        | [\w$]+\s*[:,\]}] | (?:true|false|null|True|False|None|NaN|-?Infinity)\b ))""",
+    re.VERBOSE,
 )
 FACT_FIELDS = {"key", "slot", "confidence", "ttl"}  # beside "value": an object that is a fact
 
