@@ -269,44 +269,58 @@ CORPUS = [
     # quotes the model did not escape, and other broken strings
     (
         "a bare quote in a value",
-        f'[{js(TZ)}, {{"slot": "user", "key": "monitor", "value": "Has a 27" monitor.", '
-        f'"confidence": 0.9}}, {many(DB, CI)}]',
+        (
+            f'[{js(TZ)}, {{"slot": "user", "key": "monitor", "value": "Has a 27" monitor.", '
+            f'"confidence": 0.9}}, {many(DB, CI)}]'
+        ),
         [TZ_ROW, ("created", "user", "monitor", 'Has a 27" monitor.'), DB_ROW, CI_ROW],
     ),
     (
         "a bare quote in the last value",
-        f'[{many(TZ, DB)}, {{"slot": "user", "key": "monitor", "value": "Has a 27" monitor.", '
-        '"confidence": 0.9}]',
+        (
+            f'[{many(TZ, DB)}, {{"slot": "user", "key": "monitor", "value": "Has a 27" monitor.", '
+            '"confidence": 0.9}]'
+        ),
         [TZ_ROW, DB_ROW, ("created", "user", "monitor", 'Has a 27" monitor.')],
     ),
     (
         "a bare quote, then brackets in a value",
-        f'[{js(TZ)}, {{"slot": "user", "key": "monitor", "value": "Has a 27" monitor.", '
-        f'"confidence": 0.9}}, {js(STYLE)}]',
+        (
+            f'[{js(TZ)}, {{"slot": "user", "key": "monitor", "value": "Has a 27" monitor.", '
+            f'"confidence": 0.9}}, {js(STYLE)}]'
+        ),
         [TZ_ROW, ("created", "user", "monitor", 'Has a 27" monitor.'), STYLE_ROW],
     ),
     (
         "a bare quote in a fence, then prose with brackets",
-        '```json\n[{"slot": "user", "key": "monitor", "value": "Has a 27" monitor.", '
-        f'"confidence": 0.9}}, {js(DB)}]\n```\nI hope these [facts] help {{you}}.',
+        (
+            '```json\n[{"slot": "user", "key": "monitor", "value": "Has a 27" monitor.", '
+            f'"confidence": 0.9}}, {js(DB)}]\n```\nI hope these [facts] help {{you}}.'
+        ),
         [("created", "user", "monitor", 'Has a 27" monitor.'), DB_ROW],
     ),
     (
         "a bare apostrophe in single quotes",
-        "[{'slot': 'user', 'key': 'laptop', 'value': 'Uses Bob's laptop.', 'confidence': 0.9}, "
-        f"{py(DB)}]",
+        (
+            "[{'slot': 'user', 'key': 'laptop', 'value': 'Uses Bob's laptop.', 'confidence': 0.9}, "
+            f"{py(DB)}]"
+        ),
         [("created", "user", "laptop", "Uses Bob's laptop."), DB_ROW],
     ),
     (
         "bare quotes around a word",
-        '{"facts": [{"slot": "user", "key": "java", "value": "She said "no" to Java.", '
-        f'"confidence": 0.9}}, {js(DB)}]}}',
+        (
+            '{"facts": [{"slot": "user", "key": "java", "value": "She said "no" to Java.", '
+            f'"confidence": 0.9}}, {js(DB)}]}}'
+        ),
         [("created", "user", "java", 'She said "no" to Java.'), DB_ROW],
     ),
     (
         "bare quotes and a comma in a value",
-        f'[{{"slot": "user", "key": "greeting", "value": "Says "hi", then "bye".", '
-        f'"confidence": 0.9}}, {js(TZ)}]',
+        (
+            f'[{{"slot": "user", "key": "greeting", "value": "Says "hi", then "bye".", '
+            f'"confidence": 0.9}}, {js(TZ)}]'
+        ),
         [("created", "user", "greeting", 'Says "hi", then "bye".'), TZ_ROW],
     ),
     (
@@ -535,37 +549,57 @@ def test_the_corpus_is_large_enough():
 FOUND = "Could not find a JSON list of facts"
 
 
-@pytest.mark.parametrize(
-    "text,message",
-    [
-        (
-            '{"facts": [' + js(TZ) + '], "facts": [' + js(DB) + "]}",
-            "Could not read 1 of the 2 facts",
-        ),
-        (
-            '[{"slot": "user", "key": "a", "value": "A.", "value": "B.", "confidence": 0.9}]',
-            "Could not read 1 of the 2 facts",
-        ),
-        (SCHEMA, "only the JSON schema it was given, echoed back"),
-        ("", "it began: 'an empty reply'"),
-        ("I could not find any facts.", "Could not find a JSON list of facts"),
-        ('{"answer": 42}', "Could not find a JSON list of facts"),
-        ("[1, 2]", "Could not find a JSON list of facts"),
-        ('{"prompt": "hi", "attachments": []}', "Could not find a JSON list of facts"),
-        # shapes that hold no list of facts: no guess at what the model meant
-        ('{"user.timezone": "Lives in Stockholm.", "project.db": "Uses Postgres 16."}', FOUND),
-        ('{"user": {"timezone": "Lives in Stockholm."}}', FOUND),
-        ("- user/timezone: Lives in Stockholm.\n- project/db.engine: Uses Postgres 16.", FOUND),
-        ("| slot | key | value |\n|---|---|---|\n| user | timezone | Lives in Stockholm. |", FOUND),
-        ("facts:\n  - slot: user\n    key: timezone\n    value: Lives in Stockholm.", FOUND),
-        (f"<think>\n[{js(TZ)}]\n</think>", "(only its reasoning, no answer after it)"),
-        (
-            f"<think>Hm.</think>\n{{'facts': [{js(TZ)}], 'facts': [{js(DB)}]}}",
-            "Could not read 1 of",
-        ),
-    ],
-)
-def test_what_cannot_be_read_fails_with_one_line(store, mock_models, text, message):
+# (name, reply, what the one-line error says)
+FAILING = [
+    (
+        "two facts keys",
+        '{"facts": [' + js(TZ) + '], "facts": [' + js(DB) + "]}",
+        "Could not read 1 of the 2 facts",
+    ),
+    (
+        "two value fields in a fact",
+        '[{"slot": "user", "key": "a", "value": "A.", "value": "B.", "confidence": 0.9}]',
+        "Could not read 1 of the 2 facts",
+    ),
+    ("only the schema", SCHEMA, "only the JSON schema it was given, echoed back"),
+    ("an empty reply", "", "it began: 'an empty reply'"),
+    ("prose only", "I could not find any facts.", FOUND),
+    ("other JSON", '{"answer": 42}', FOUND),
+    ("a list of numbers", "[1, 2]", FOUND),
+    ("the prompt echoed", '{"prompt": "hi", "attachments": []}', FOUND),
+    # shapes that hold no list of facts: no guess at what the model meant
+    (
+        "facts keyed by name",
+        '{"user.timezone": "Lives in Stockholm.", "project.db": "Uses Postgres 16."}',
+        FOUND,
+    ),
+    ("values keyed by slot and key", '{"user": {"timezone": "Lives in Stockholm."}}', FOUND),
+    (
+        "markdown bullets",
+        "- user/timezone: Lives in Stockholm.\n- project/db.engine: Uses Postgres 16.",
+        FOUND,
+    ),
+    (
+        "a markdown table",
+        "| slot | key | value |\n|---|---|---|\n| user | timezone | Lives in Stockholm. |",
+        FOUND,
+    ),
+    ("YAML", "facts:\n  - slot: user\n    key: timezone\n    value: Lives in Stockholm.", FOUND),
+    (
+        "only reasoning",
+        f"<think>\n[{js(TZ)}]\n</think>",
+        "(only its reasoning, no answer after it)",
+    ),
+    (
+        "two facts keys after reasoning",
+        f"<think>Hm.</think>\n{{'facts': [{js(TZ)}], 'facts': [{js(DB)}]}}",
+        "Could not read 1 of",
+    ),
+]
+
+
+@pytest.mark.parametrize("name,text,message", FAILING, ids=[case[0] for case in FAILING])
+def test_what_cannot_be_read_fails_with_one_line(store, mock_models, name, text, message):
     mock_models.plain.enqueue(text)
     with pytest.raises(ModelError, match=re.escape(message)) as excinfo:
         flush(store, "I live in Stockholm.", "mock")
