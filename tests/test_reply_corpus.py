@@ -795,3 +795,17 @@ def test_the_command_line_writes_every_fact_of_a_reasoning_models_reply(tmp_path
             ("user", "timezone", "Lives in Stockholm."),
             ("user", "trip", "Is travelling in Rome."),
         ]
+
+
+def test_every_shape_the_docs_name_is_in_the_corpus():
+    from pathlib import Path
+
+    doc = (Path(__file__).parent.parent / "docs" / "flusher.md").read_text()
+    section = doc.split("## Reading the reply")[1].split("\n## ")[0]
+    named = re.findall(r"\*([^*\n]+)\*", re.sub(r"`[^`\n]*`", "", section))  # *a case*
+    cases = {case[0] for case in CORPUS} | {case[0] for case in FAILING}
+    assert len(named) > 80 and sorted(set(named) - cases) == []
+    tests = re.findall(r"`(test_\w+)`", section)
+    assert tests and all(name in globals() for name in tests)
+    assert f"holds {len(CORPUS)} replies" in section
+    assert f"and {len(FAILING)} that fail with one line" in section
