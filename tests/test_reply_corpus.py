@@ -459,6 +459,27 @@ CORPUS = [
             LAPTOP_ROW,
         ],
     ),
+    (
+        "an answer tag after reasoning",
+        f"<think>Two facts.</think>\n<answer>\n[{many(TZ, DB)}]\n</answer>",
+        [TZ_ROW, DB_ROW],
+    ),
+    (
+        "a value that mentions the think tags",
+        (
+            '[{"slot": "agent", "key": "r1.output", "value": "R1 replies start with <think>, end '
+            f'with </think>\n", "confidence": 0.9}}, {js(TZ)}]'
+        ),
+        [
+            ("created", "agent", "r1.output", "R1 replies start with <think>, end with </think>"),
+            TZ_ROW,
+        ],
+    ),
+    (
+        "an escaped apostrophe in double quotes",
+        '[{"slot": "user", "key": "laptop", "value": "Uses Bob\\\'s laptop.", "confidence": 0.9}]',
+        [("created", "user", "laptop", "Uses Bob's laptop.")],
+    ),
     ("an empty think block", f'<think>\n\n</think>\n\n{{"facts": [{js(TZ)}]}}', [TZ_ROW]),
     (
         "a fact without a key",
@@ -541,7 +562,7 @@ def test_a_ttl_in_other_words_is_read(store, mock_models, clock):
 
 
 def test_the_corpus_is_large_enough():
-    assert len(CORPUS) >= 80  # 87
+    assert len(CORPUS) >= 80  # 90
 
 
 # -- what cannot be read fails the flush, with a count ----------------------------------------

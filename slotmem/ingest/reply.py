@@ -62,7 +62,7 @@ CONTAINERS = {
 MAX_DEPTH = 5  # how deep facts are looked for inside other JSON
 _TAGS = "think|thinking|thought|thoughts|reasoning|reflection|scratchpad"
 _REASONING_BLOCK = re.compile(rf"(?im)^[ \t]*<({_TAGS})(?:\s[^>]*)?>.*?</\1\s*>", re.DOTALL)
-_REASONING_CLOSE = re.compile(rf"(?i)</(?:{_TAGS})\s*>[ \t]*(?:\n|$)")
+_REASONING_CLOSE = re.compile(rf"(?im)^[ \t]*</(?:{_TAGS})\s*>[ \t]*$")
 _REASONING_OPEN = re.compile(rf"(?im)^[ \t]*<(?:{_TAGS})(?:\s[^>]*)?>")
 _ONE_FENCE = re.compile(r"```[\w-]*\s*(.*?)\s*```", re.DOTALL)
 _CURLY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"'})
@@ -136,8 +136,9 @@ def _collect(text: str) -> tuple[Reply, bool, int]:
 def without_reasoning(text: str) -> tuple[str, bool]:
     """The reply without the reasoning a model wrote before its answer (``<think>...</think>``
     and the like: drafts, the instructions' example, JSON it talked about), and whether the
-    reply ended inside such a block. A closing tag with no opening one (the opening tag was in
-    the model's prompt, as DeepSeek-R1's template does) ends the reasoning that began the reply."""
+    reply ended inside such a block. Tags count at the start of a line (a value may mention
+    them); a closing tag alone on its line with no opening one (the opening tag was in the
+    model's prompt, as DeepSeek-R1's template does) ends the reasoning that began the reply."""
     text = _REASONING_BLOCK.sub("\n", text)
     closes = list(_REASONING_CLOSE.finditer(text))
     if closes:
