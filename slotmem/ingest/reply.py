@@ -1,11 +1,13 @@
 """The model's reply: the schema it is asked for, and a parser that finds every fact in it.
 
-Models wrap JSON in prose and markdown fences, write single quotes, comments, trailing commas
-and Python literals (``True``, ``None``), nest the list under other keys, send several blocks,
-echo the schema back, or stop mid-reply at their output limit. ``parse_reply`` finds each JSON
-value in the text with a small scanner (strings, comments and brackets: so that prose, fences
-and several blocks split cleanly), reads each strictly or else through ``json_repair``, and
-collects the facts from all of them. A value cut off at the end of the reply is read up to the
+Models think aloud first (``<think>...</think>``, with drafts in it), wrap JSON in prose and
+markdown fences, write single quotes, comments, trailing commas, bare quotes inside values and
+Python literals (``True``, ``None``), nest the list under other keys or in a JSON string, send
+several blocks, echo the schema back, or stop mid-reply at their output limit. ``parse_reply``
+sets the reasoning aside, finds each JSON value in the rest with a small scanner (``scan.py``:
+strings, comments and brackets, so that prose, fences and several blocks split cleanly), reads
+each strictly, else with its bare quotes escaped, else through ``json_repair``, and collects the
+facts from all of them. A value cut off at the end of the reply is read up to the
 last complete fact; the fact it ended inside is returned apart (``Reply.cut``) and the reply is
 marked ``truncated`` (the flusher then asks the model for the rest). A reply that mentions more
 facts than could be read is a ModelError naming how many: no fact is lost without a line saying
