@@ -480,6 +480,30 @@ CORPUS = [
         '[{"slot": "user", "key": "laptop", "value": "Uses Bob\\\'s laptop.", "confidence": 0.9}]',
         [("created", "user", "laptop", "Uses Bob's laptop.")],
     ),
+    (
+        "a Windows path in a value",
+        (
+            f'[{{"slot": "project", "key": "repo.path", "value": "The repo is in C:\\Users\\bob\\new.", '
+            f'"confidence": 0.9}}, {js(TZ)}]'
+        ),
+        [("created", "project", "repo.path", "The repo is in C:\\Users\\bob\\new."), TZ_ROW],
+    ),
+    (
+        "a regular expression in a value",
+        (
+            '[{"slot": "project", "key": "version.pattern", "value": "Versions match \\d+\\.\\d+.", '
+            '"confidence": 0.9}]'
+        ),
+        [("created", "project", "version.pattern", "Versions match \\d+\\.\\d+.")],
+    ),
+    (
+        "typographic quotes either way round",
+        "".join(
+            ("\u201c" if i % 2 else "\u201d") if char == '"' else char
+            for i, char in enumerate(f"[{many(TZ, DB)}]")
+        ),
+        [TZ_ROW, DB_ROW],
+    ),
     ("an empty think block", f'<think>\n\n</think>\n\n{{"facts": [{js(TZ)}]}}', [TZ_ROW]),
     (
         "a fact without a key",
@@ -562,7 +586,7 @@ def test_a_ttl_in_other_words_is_read(store, mock_models, clock):
 
 
 def test_the_corpus_is_large_enough():
-    assert len(CORPUS) >= 80  # 90
+    assert len(CORPUS) >= 80  # 93
 
 
 # -- what cannot be read fails the flush, with a count ----------------------------------------

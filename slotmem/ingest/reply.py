@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ModelError
 from ..safety import one_line
-from .scan import FACT_FIELDS, Segment, escape_inner_quotes, segments, value_fields
+from .scan import FACT_FIELDS, Segment, repair_strings, segments, value_fields
 
 
 class ProposedFact(BaseModel):
@@ -68,7 +68,6 @@ _REASONING_CLOSE = re.compile(rf"(?im)^[ \t]*</(?:{_TAGS})\s*>[ \t]*$")
 _REASONING_OPEN = re.compile(rf"(?im)^[ \t]*<(?:{_TAGS})(?:\s[^>]*)?>")
 _ONE_FENCE = re.compile(r"```[\w-]*\s*(.*?)\s*```", re.DOTALL)
 _CURLY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"'})
-_INVALID_ESCAPE = re.compile(r"\\(.)", re.DOTALL)  # \_ is markdown's, written by some models
 
 
 @dataclass
@@ -238,15 +237,14 @@ def _cut_fact_start(segment: Segment) -> int | None:
 
 
 def _load(text: str):
-    """``text`` read as JSON: strictly; else with the quotes a model left bare in a value
-    escaped, markdown's ``\\_`` undone and raw newlines allowed in strings; else by json-repair."""
+    """``text`` read as JSON: strictly; else with its strings repaired (``scan.repair_strings``:
+    bare quotes, markdown's ``\\_``, a path's backslashes) and raw newlines allowed in them; else
+    by json-repair."""
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         pass
-    text = _INVALID_ESCAPE.sub(
-        lambda m: m.group(1) if m.group(1) == "_" else m.group(0), escape_inner_quotes(text)
-    )
+    text = repair_strings(text)
     try:
         return json.loads(text, strict=False)
     except json.JSONDecodeError:

@@ -21,6 +21,10 @@ _AFTER_CLOSE = re.compile(
         | [\w$]+\s*[:,\]}] | (?:true|false|null|True|False|None|NaN|-?Infinity)\b ))""",
     re.VERBOSE,
 )
+_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)", re.DOTALL)  # a backslash and what it escapes
+_VALID_ESCAPE = re.compile(r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})')
+_KEPT = ('\\"', "\\\\")  # escapes that stay escapes when backslashes are taken as themselves
+_BARE_QUOTE = re.compile(r'(?<!\\)((?:\\\\)*)"')  # a quote after an even run of backslashes
 FACT_FIELDS = {"key", "slot", "confidence", "ttl"}  # beside "value": an object that is a fact
 
 
@@ -105,18 +109,19 @@ def string_end(text: str, start: int) -> int:
     return len(text) if first is None else first
 
 
-def escape_inner_quotes(piece: str) -> str:
-    """``piece`` with each double quote inside a double-quoted string escaped (the ones a model
-    left bare in a value); unchanged when there are none."""
+def repair_strings(piece: str) -> str:
+    """``piece`` with its double-quoted strings made valid JSON where a model left them not:
+    a double quote inside one escaped (``"Has a 27" monitor."``), markdown's ``\\_`` made ``_``,
+    and in a string holding a backslash JSON does not know (``"C:\\Users\\bob"``) every
+    backslash taken as itself."""
     out, i, last, n = [], 0, "", len(piece)
     while i < n:
         char = piece[i]
         if opens_string(char, last):
             end = string_end(piece, i)
-            body = piece[i + 1 : end - 1] if end - i >= 2 and piece[end - 1] == char else None
-            if char == '"' and body is not None and '"' in body:
-                body = re.sub(r'(?<!\\)((?:\\\\)*)"', r'\1\\"', body)
-                out.append('"' + body + '"')
+            closed = end - i >= 2 and piece[end - 1] == char
+            if char == '"' and closed:
+                out.append('"' + _repair_body(piece[i + 1 : end - 1]) + '"')
             else:
                 out.append(piece[i:end])
             i, last = end, '"'
@@ -126,6 +131,17 @@ def escape_inner_quotes(piece: str) -> str:
             last = char
         i += 1
     return "".join(out)
+
+
+def _repair_body(body: str) -> str:
+    escapes = [match.group(0) for match in _ESCAPE.finditer(body)]
+    if any(not _VALID_ESCAPE.fullmatch(e) and e[1].isalnum() for e in escapes):  # a path, a regex
+        body = _ESCAPE.sub(lambda m: m.group(0) if m.group(0) in _KEPT else "\\" + m.group(0), body)
+    else:  # markdown's \_, a needless \'
+        body = _ESCAPE.sub(
+            lambda m: m.group(0) if _VALID_ESCAPE.fullmatch(m.group(0)) else m.group(0)[1:], body
+        )
+    return _BARE_QUOTE.sub(r'\1\\"', body)
 
 
 def value_fields(piece: str) -> int:
