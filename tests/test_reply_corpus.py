@@ -1,6 +1,7 @@
 """The malformed replies real models send: each recovers exactly the facts it holds, and the
 report counts them; what cannot be read fails the flush with a line saying how many."""
 
+import html
 import json
 import re
 
@@ -22,6 +23,14 @@ CI = {
 }
 LOW = {"slot": "user", "key": "mood", "value": "Seemed tired.", "confidence": 0.2}
 TEAM = {"slot": "team", "key": "size", "value": "Has five people.", "confidence": 0.9}
+LAPTOP = {"slot": "user", "key": "laptop_model", "value": "Uses a ThinkPad_X1.", "confidence": 0.9}
+STYLE = {
+    "slot": "project",
+    "key": "style",
+    "value": "Wraps lists in [brackets] and maps in {braces}.",
+    "confidence": 0.9,
+}
+TRIP = {"slot": "user", "key": "trip", "value": "Is travelling in Rome.", "confidence": 0.9}
 
 
 def js(fact):
@@ -42,6 +51,26 @@ CI_ROW = ("created", "agent", "ci.first", "Runs the tests before pushing.")
 LOW_ROW = ("rejected", "user", "mood", "Seemed tired.")
 TEAM_ROW = ("rejected", "team", "size", "Has five people.")
 THREE = [TZ_ROW, DB_ROW, CI_ROW]
+LAPTOP_ROW = ("created", "user", "laptop_model", "Uses a ThinkPad_X1.")
+STYLE_ROW = ("created", "project", "style", STYLE["value"])
+TRIP_ROW = ("created", "user", "trip", "Is travelling in Rome.")
+
+# What reasoning models write before their answer: a draft, the instructions' example (whose
+# facts must not be written), JSON they talk about.
+THINK_DRAFTS = (
+    "<think>\nThe user lives in Stockholm. The shape is "
+    '{"facts": [{"slot": "user", "key": "timezone", "value": "Lives in Stockholm.", '
+    '"confidence": 0.9}, {"slot": "user", "key": "location", "value": "Is at the airport.", '
+    '"confidence": 0.8, "ttl": "6h"}]}. Draft: {"slot": "user", "key": "city", "value": '
+    '"Stockholm", "confidence": 0.9}. Hmm, each needs {"value": ...}. Also {"slot": ..., '
+    '"key": ..., "value": "Postg\nOK, final answer.\n</think>\n\n'
+)
+
+
+def CURLY(text):  # every double quote typographic, opening and closing
+    quotes = iter(["\u201c", "\u201d"] * text.count('"'))
+    return "".join(next(quotes) if char == '"' else char for char in text)
+
 
 SCHEMA = json.dumps(
     {
@@ -207,6 +236,280 @@ CORPUS = [
     # nothing to remember
     ("empty list in a fence with prose", 'Nothing worth keeping.\n```json\n{"facts": []}\n```', []),
     ("empty top-level list", "[]", []),
+    # reasoning before the answer (DeepSeek-R1, Qwen3, ...): drafts, braces and the prompt's
+    # example in it are not facts, and do not count as facts the reply failed to give
+    ("a think block with drafts", f"{THINK_DRAFTS}\n```json\n[{many(TZ, DB, CI)}]\n```", THREE),
+    (
+        "a think block with braces",
+        f"<think>\nThe {{user}} said [this].\n</think>\n[{js(DB)}]",
+        [DB_ROW],
+    ),
+    (
+        "a think block with an unclosed draft",
+        '<think>\nDraft: {"facts": [{"slot": "user", "value": "Stock\nno, redo.\n</think>\n'
+        + f"[{many(TZ, DB)}]",
+        [TZ_ROW, DB_ROW],
+    ),
+    (
+        "a think block naming the value field",
+        '<think>Each fact is {"value": a sentence, "confidence": a number}.</think>\n'
+        + f"[{many(TZ, CI)}]",
+        [TZ_ROW, CI_ROW],
+    ),
+    (
+        "reasoning whose opening tag was in the prompt",
+        f'Okay, the format is {{"facts": [{{"slot": ...\nSo:\n</think>\n\n[{many(TZ, DB)}]',
+        [TZ_ROW, DB_ROW],
+    ),
+    (
+        "a thinking block, then a fence",
+        f'<thinking>\nDraft {{"slot": "user", "value": "x"}}\n</thinking>\n```json\n[{js(CI)}]\n```',
+        [CI_ROW],
+    ),
+    # quotes the model did not escape, and other broken strings
+    (
+        "a bare quote in a value",
+        (
+            f'[{js(TZ)}, {{"slot": "user", "key": "monitor", "value": "Has a 27" monitor.", '
+            f'"confidence": 0.9}}, {many(DB, CI)}]'
+        ),
+        [TZ_ROW, ("created", "user", "monitor", 'Has a 27" monitor.'), DB_ROW, CI_ROW],
+    ),
+    (
+        "a bare quote in the last value",
+        (
+            f'[{many(TZ, DB)}, {{"slot": "user", "key": "monitor", "value": "Has a 27" monitor.", '
+            '"confidence": 0.9}]'
+        ),
+        [TZ_ROW, DB_ROW, ("created", "user", "monitor", 'Has a 27" monitor.')],
+    ),
+    (
+        "a bare quote, then brackets in a value",
+        (
+            f'[{js(TZ)}, {{"slot": "user", "key": "monitor", "value": "Has a 27" monitor.", '
+            f'"confidence": 0.9}}, {js(STYLE)}]'
+        ),
+        [TZ_ROW, ("created", "user", "monitor", 'Has a 27" monitor.'), STYLE_ROW],
+    ),
+    (
+        "a bare quote in a fence, then prose with brackets",
+        (
+            '```json\n[{"slot": "user", "key": "monitor", "value": "Has a 27" monitor.", '
+            f'"confidence": 0.9}}, {js(DB)}]\n```\nI hope these [facts] help {{you}}.'
+        ),
+        [("created", "user", "monitor", 'Has a 27" monitor.'), DB_ROW],
+    ),
+    (
+        "a bare apostrophe in single quotes",
+        (
+            "[{'slot': 'user', 'key': 'laptop', 'value': 'Uses Bob's laptop.', 'confidence': 0.9}, "
+            f"{py(DB)}]"
+        ),
+        [("created", "user", "laptop", "Uses Bob's laptop."), DB_ROW],
+    ),
+    (
+        "bare quotes around a word",
+        (
+            '{"facts": [{"slot": "user", "key": "java", "value": "She said "no" to Java.", '
+            f'"confidence": 0.9}}, {js(DB)}]}}'
+        ),
+        [("created", "user", "java", 'She said "no" to Java.'), DB_ROW],
+    ),
+    (
+        "bare quotes and a comma in a value",
+        (
+            f'[{{"slot": "user", "key": "greeting", "value": "Says "hi", then "bye".", '
+            f'"confidence": 0.9}}, {js(TZ)}]'
+        ),
+        [("created", "user", "greeting", 'Says "hi", then "bye".'), TZ_ROW],
+    ),
+    (
+        "raw newlines in values",
+        json.dumps({"facts": [TZ, DB]}, indent=2).replace("Lives in ", "Lives in\n"),
+        [TZ_ROW, DB_ROW],
+    ),
+    (
+        "markdown's escaped underscores",
+        f"[{js(DB)}, {js(LAPTOP)}]".replace("_", "\\_"),
+        [DB_ROW, LAPTOP_ROW],
+    ),
+    # the reply's JSON dressed up
+    (
+        "a JSON string holding the JSON",
+        json.dumps(json.dumps({"facts": [TZ, DB]})),
+        [TZ_ROW, DB_ROW],
+    ),
+    (
+        "a fenced JSON string holding the JSON",
+        "```json\n" + json.dumps(json.dumps([CI])) + "\n```",
+        [CI_ROW],
+    ),
+    ("HTML-escaped", html.escape(f'{{"facts": [{many(TZ, DB)}]}}'), [TZ_ROW, DB_ROW]),
+    ("typographic quotes", CURLY(f"[{many(TZ, DB, CI)}]"), THREE),
+    (
+        "one typographic pair",
+        f"[{js(TZ)}, {js(DB)}]".replace('"slot"', "\u201cslot\u201d", 1),
+        [TZ_ROW, DB_ROW],
+    ),
+    (
+        "a fence for each fact",
+        "\n".join(f"Fact:\n```json\n{js(f)}\n```" for f in (TZ, DB, CI)),
+        THREE,
+    ),
+    ("facts holding one fact", f'{{"facts": {js(TZ)}}}', [TZ_ROW]),
+    ("a list holding the answer", f'[{{"facts": [{many(TZ, DB)}]}}]', [TZ_ROW, DB_ROW]),
+    (
+        "a tool call, arguments as a string",
+        json.dumps({"name": "save_facts", "arguments": json.dumps({"facts": [TZ, CI]})}),
+        [TZ_ROW, CI_ROW],
+    ),
+    (
+        "JSON in the prose that is not a fact",
+        f'The user\'s config has {{"name": "retries", "value": 3}} in it.\n[{many(TZ, DB)}]',
+        [TZ_ROW, DB_ROW],
+    ),
+    (
+        "a summary object after the facts",
+        f'{{"facts": [{many(TZ, DB)}]}}\nSummary: {{"count": 2, "value": "two facts"}}',
+        [TZ_ROW, DB_ROW],
+    ),
+    (
+        "prose with JSON-looking braces",
+        f'Using {{slot}}/{{key}}, I found {{"n": 3}} facts, e.g. {{user: timezone}}.\n[{many(TZ, DB, CI)}]',
+        THREE,
+    ),
+    # fields in another shape: read when the meaning is plain, else rejected with the reason
+    (
+        "ttl none on durable facts",
+        json.dumps(
+            [{**f, "ttl": ttl} for f, ttl in zip((TZ, DB, CI), ("none", "permanent", "N/A"))]
+        ),
+        THREE,
+    ),
+    (
+        "ttl zero, false, null and empty",
+        json.dumps(
+            [{**f, "ttl": ttl} for f, ttl in zip((TZ, DB, CI, LAPTOP), (0, False, None, ""))]
+        ),
+        [*THREE, LAPTOP_ROW],
+    ),
+    (
+        "ttl in ISO 8601 and in words",
+        json.dumps([{**TRIP, "ttl": "P3D"}, {**TRIP, "key": "flight", "ttl": "a week"}]),
+        [TRIP_ROW, ("created", "user", "flight", TRIP["value"])],
+    ),
+    (
+        "ttl a bare number",
+        json.dumps([{**TRIP, "ttl": 3600}, TZ]),
+        [("rejected", "user", "trip", TRIP["value"]), TZ_ROW],
+    ),
+    (
+        "confidence as a percentage",
+        json.dumps([{**TZ, "confidence": "90%"}, {**DB, "confidence": "80 %"}]),
+        [TZ_ROW, DB_ROW],
+    ),
+    (
+        "confidence as a word",
+        json.dumps([{**TZ, "confidence": "high"}, DB]),
+        [("rejected", "user", "timezone", "Lives in Stockholm."), DB_ROW],
+    ),
+    (
+        "confidence out of 100",
+        json.dumps([{**TZ, "confidence": 90}, DB]),
+        [("rejected", "user", "timezone", "Lives in Stockholm."), DB_ROW],
+    ),
+    (
+        "confidence NaN and Infinity",
+        f"[{js(TZ)[:-5]} NaN}}, {js(DB)[:-5]} Infinity}}, {js(CI)}]",
+        [
+            ("rejected", "user", "timezone", "Lives in Stockholm."),
+            ("rejected", "project", "db.engine", "Uses Postgres 16."),
+            CI_ROW,
+        ],
+    ),
+    (
+        "a slot in capitals, a key with spaces",
+        json.dumps([{**TZ, "slot": "USER", "key": "Time Zone"}, DB]),
+        [("created", "user", "time_zone", "Lives in Stockholm."), DB_ROW],
+    ),
+    (
+        "a slot that is not one of the slots",
+        json.dumps([{**TZ, "slot": "preferences"}, DB]),
+        [("rejected", "preferences", "timezone", "Lives in Stockholm."), DB_ROW],
+    ),
+    (
+        "a number as the value",
+        json.dumps([{"slot": "user", "key": "age", "value": 34, "confidence": 0.9}, TZ]),
+        [("created", "user", "age", "34"), TZ_ROW],
+    ),
+    (
+        "a list, an object and null as the value",
+        json.dumps(
+            [
+                {**TZ, "value": ["Go", "Rust"]},
+                {**DB, "value": {"name": "Postgres"}},
+                {**CI, "value": None},
+                LAPTOP,
+            ]
+        ),
+        [
+            ("rejected", "user", "timezone", "['Go', 'Rust']"),
+            ("rejected", "project", "db.engine", "{'name': 'Postgres'}"),
+            ("rejected", "agent", "ci.first", "None"),
+            LAPTOP_ROW,
+        ],
+    ),
+    (
+        "an answer tag after reasoning",
+        f"<think>Two facts.</think>\n<answer>\n[{many(TZ, DB)}]\n</answer>",
+        [TZ_ROW, DB_ROW],
+    ),
+    (
+        "a value that mentions the think tags",
+        (
+            '[{"slot": "agent", "key": "r1.output", "value": "R1 replies start with <think>, end '
+            f'with </think>\n", "confidence": 0.9}}, {js(TZ)}]'
+        ),
+        [
+            ("created", "agent", "r1.output", "R1 replies start with <think>, end with </think>"),
+            TZ_ROW,
+        ],
+    ),
+    (
+        "an escaped apostrophe in double quotes",
+        '[{"slot": "user", "key": "laptop", "value": "Uses Bob\\\'s laptop.", "confidence": 0.9}]',
+        [("created", "user", "laptop", "Uses Bob's laptop.")],
+    ),
+    (
+        "a Windows path in a value",
+        (
+            f'[{{"slot": "project", "key": "repo.path", "value": "The repo is in C:\\Users\\bob\\new.", '
+            f'"confidence": 0.9}}, {js(TZ)}]'
+        ),
+        [("created", "project", "repo.path", "The repo is in C:\\Users\\bob\\new."), TZ_ROW],
+    ),
+    (
+        "a regular expression in a value",
+        (
+            '[{"slot": "project", "key": "version.pattern", "value": "Versions match \\d+\\.\\d+.", '
+            '"confidence": 0.9}]'
+        ),
+        [("created", "project", "version.pattern", "Versions match \\d+\\.\\d+.")],
+    ),
+    (
+        "typographic quotes either way round",
+        "".join(
+            ("\u201c" if i % 2 else "\u201d") if char == '"' else char
+            for i, char in enumerate(f"[{many(TZ, DB)}]")
+        ),
+        [TZ_ROW, DB_ROW],
+    ),
+    ("an empty think block", f'<think>\n\n</think>\n\n{{"facts": [{js(TZ)}]}}', [TZ_ROW]),
+    (
+        "a fact without a key",
+        json.dumps([{"slot": "user", "value": "Prefers tea.", "confidence": 0.9}, DB]),
+        [("rejected", "user", "", "Prefers tea."), DB_ROW],
+    ),
 ]
 
 
@@ -227,33 +530,121 @@ def test_the_corpus(store, mock_models, name, text, rows):
     assert len(store.list_facts()) == created
 
 
+REASONS = {  # the reason each rejected fact of these replies gives, in order
+    "ttl a bare number": ["ttl '3600' is not a duration: use a number and a unit"],
+    "confidence as a word": ["malformed fact: confidence 'high' is not a number"],
+    "confidence out of 100": ["confidence 90.0 is outside [0, 1]"],
+    "confidence NaN and Infinity": ["confidence nan is outside", "confidence inf is outside"],
+    "a slot that is not one of the slots": ["unknown slot 'preferences'"],
+    "a list, an object and null as the value": [
+        "malformed fact: value is a list, not a sentence",
+        "malformed fact: value is an object, not a sentence",
+        "malformed fact: value is null, not a sentence",
+    ],
+    "a fact without a key": ["malformed fact: key: Field required"],
+}
+
+
+@pytest.mark.parametrize("name", list(REASONS))
+def test_each_rejected_fact_says_why(store, mock_models, name):
+    [text] = [text for case, text, _ in CORPUS if case == name]
+    mock_models.plain.enqueue(text)
+    report = flush(store, "I live in Stockholm.", "mock")
+    reasons = [item.reason for item in report.rejected]
+    assert len(reasons) == len(REASONS[name])
+    for reason, expected in zip(reasons, REASONS[name]):
+        assert reason.startswith(expected), reason
+
+
+def test_a_fact_without_a_slot_goes_to_the_one_slot_flushed(store, mock_models):
+    facts = [{k: v for k, v in f.items() if k != "slot"} for f in (TZ, DB)]
+    mock_models.plain.enqueue(json.dumps(facts), json.dumps(facts))
+    report = flush(store, "I live in Stockholm.", "mock", slots=["project"])
+    assert [(i.action, i.slot, i.key) for i in report.items] == [
+        ("created", "project", "timezone"),
+        ("created", "project", "db.engine"),
+    ]
+    report = flush(store, "I live in Stockholm.", "mock", dry_run=True)  # three slots: which?
+    assert [(i.action, i.reason) for i in report.items] == [
+        ("rejected", "malformed fact: slot: Field required")
+    ] * 2
+
+
+def test_a_ttl_in_other_words_is_read(store, mock_models, clock):
+    [text] = [text for case, text, _ in CORPUS if case == "ttl in ISO 8601 and in words"]
+    mock_models.plain.enqueue(text)
+    report = flush(store, "I am in Rome.", "mock", now=clock())
+    day = 86_400_000
+    assert [(i.ttl, i.expires_at) for i in report.created] == [
+        ("3d", clock() + 3 * day),
+        ("1 week", clock() + 7 * day),
+    ]
+    [text] = [text for case, text, _ in CORPUS if case == "ttl none on durable facts"]
+    mock_models.plain.enqueue(text)
+    report = flush(store, "I live in Stockholm.", "mock")
+    assert [(i.ttl, i.expires_at) for i in report.created] == [(None, None)] * 3
+
+
 def test_the_corpus_is_large_enough():
-    assert len(CORPUS) >= 40  # 46
+    assert len(CORPUS) >= 80  # 93
 
 
 # -- what cannot be read fails the flush, with a count ----------------------------------------
 
+FOUND = "Could not find a JSON list of facts"
 
-@pytest.mark.parametrize(
-    "text,message",
-    [
-        (
-            '{"facts": [' + js(TZ) + '], "facts": [' + js(DB) + "]}",
-            "Could not read 1 of the 2 facts",
-        ),
-        (
-            '[{"slot": "user", "key": "a", "value": "A.", "value": "B.", "confidence": 0.9}]',
-            "Could not read 1 of the 2 facts",
-        ),
-        (SCHEMA, "only the JSON schema it was given, echoed back"),
-        ("", "it began: 'an empty reply'"),
-        ("I could not find any facts.", "Could not find a JSON list of facts"),
-        ('{"answer": 42}', "Could not find a JSON list of facts"),
-        ("[1, 2]", "Could not find a JSON list of facts"),
-        ('{"prompt": "hi", "attachments": []}', "Could not find a JSON list of facts"),
-    ],
-)
-def test_what_cannot_be_read_fails_with_one_line(store, mock_models, text, message):
+
+# (name, reply, what the one-line error says)
+FAILING = [
+    (
+        "two facts keys",
+        '{"facts": [' + js(TZ) + '], "facts": [' + js(DB) + "]}",
+        "Could not read 1 of the 2 facts",
+    ),
+    (
+        "two value fields in a fact",
+        '[{"slot": "user", "key": "a", "value": "A.", "value": "B.", "confidence": 0.9}]',
+        "Could not read 1 of the 2 facts",
+    ),
+    ("only the schema", SCHEMA, "only the JSON schema it was given, echoed back"),
+    ("an empty reply", "", "it began: 'an empty reply'"),
+    ("prose only", "I could not find any facts.", FOUND),
+    ("other JSON", '{"answer": 42}', FOUND),
+    ("a list of numbers", "[1, 2]", FOUND),
+    ("the prompt echoed", '{"prompt": "hi", "attachments": []}', FOUND),
+    # shapes that hold no list of facts: no guess at what the model meant
+    (
+        "facts keyed by name",
+        '{"user.timezone": "Lives in Stockholm.", "project.db": "Uses Postgres 16."}',
+        FOUND,
+    ),
+    ("values keyed by slot and key", '{"user": {"timezone": "Lives in Stockholm."}}', FOUND),
+    (
+        "markdown bullets",
+        "- user/timezone: Lives in Stockholm.\n- project/db.engine: Uses Postgres 16.",
+        FOUND,
+    ),
+    (
+        "a markdown table",
+        "| slot | key | value |\n|---|---|---|\n| user | timezone | Lives in Stockholm. |",
+        FOUND,
+    ),
+    ("YAML", "facts:\n  - slot: user\n    key: timezone\n    value: Lives in Stockholm.", FOUND),
+    (
+        "only reasoning",
+        f"<think>\n[{js(TZ)}]\n</think>",
+        "(only its reasoning, no answer after it)",
+    ),
+    (
+        "two facts keys after reasoning",
+        f"<think>Hm.</think>\n{{'facts': [{js(TZ)}], 'facts': [{js(DB)}]}}",
+        "Could not read 1 of",
+    ),
+]
+
+
+@pytest.mark.parametrize("name,text,message", FAILING, ids=[case[0] for case in FAILING])
+def test_what_cannot_be_read_fails_with_one_line(store, mock_models, name, text, message):
     mock_models.plain.enqueue(text)
     with pytest.raises(ModelError, match=re.escape(message)) as excinfo:
         flush(store, "I live in Stockholm.", "mock")
@@ -399,6 +790,20 @@ def test_a_continuation_without_json_ends_the_reply(store, mock_models):
     assert report.continuations == 1 and report.notes == []
 
 
+def test_a_reply_that_ends_inside_its_reasoning_is_asked_for_the_rest(store, mock_models):
+    mock_models.plain.enqueue('<think>\nThe user said {"value": "Stockh', f"[{many(TZ, DB)}]")
+    report = flush(store, "I live in Stockholm.", "mock")
+    assert [(i.action, i.key) for i in report.items] == [
+        ("created", "timezone"),
+        ("created", "db.engine"),
+    ]
+    assert report.continuations == 1 and report.notes == []
+    assert (
+        "cut off at your output limit after 0 complete facts"
+        in mock_models.plain.prompts[-1].prompt
+    )
+
+
 def test_an_unreadable_continuation_fails_the_flush(store, mock_models):
     mock_models.plain.enqueue(
         f"[{js(TZ)}, {js(DB)[:20]}", '[{"slot": "user", "value": "A.", "value": "B."}]'
@@ -406,3 +811,46 @@ def test_an_unreadable_continuation_fails_the_flush(store, mock_models):
     with pytest.raises(ModelError, match="Could not read 1 of the 2 facts"):
         flush(store, "I live in Oslo.", "mock")
     assert store.list_facts() == []
+
+
+def test_the_command_line_writes_every_fact_of_a_reasoning_models_reply(tmp_path, mock_models):
+    """The common reply of a reasoning model run locally (Qwen3, DeepSeek-R1 through Ollama):
+    its reasoning, drafts and the prompt's example in it, then the facts, each durable one
+    with "ttl": "none", and one fact whose confidence is a word."""
+    from click.testing import CliRunner
+
+    from slotmem import Store
+    from slotmem.cli.flush import flush as flush_command
+
+    facts = [{**TZ, "ttl": "none"}, {**DB, "ttl": "permanent"}, {**CI, "ttl": None}, TRIP]
+    facts.append({**LAPTOP, "confidence": "high"})
+    reply = THINK_DRAFTS + "```json\n" + json.dumps({"facts": facts}, indent=2) + "\n```"
+    (tmp_path / "chat.txt").write_text("I live in Stockholm and I am in Rome.")
+    mock_models.plain.enqueue(reply)
+    args = [str(tmp_path / "chat.txt"), "-m", "mock", "-d", str(tmp_path / "m.db")]
+    result = CliRunner().invoke(flush_command, args)
+    assert result.exit_code == 0, result.output
+    assert "4 created, 0 updated, 0 unchanged, 1 rejected (model mock" in result.output
+    assert "confidence 'high' is not a number" in result.output
+    assert "Is at the airport." not in result.output  # the prompt's example, in the reasoning
+    with Store(tmp_path / "m.db") as store:
+        assert sorted((f.slot, f.key, f.value) for f in store.list_facts()) == [
+            ("agent", "ci.first", "Runs the tests before pushing."),
+            ("project", "db.engine", "Uses Postgres 16."),
+            ("user", "timezone", "Lives in Stockholm."),
+            ("user", "trip", "Is travelling in Rome."),
+        ]
+
+
+def test_every_shape_the_docs_name_is_in_the_corpus():
+    from pathlib import Path
+
+    doc = (Path(__file__).parent.parent / "docs" / "flusher.md").read_text()
+    section = doc.split("## Reading the reply")[1].split("\n## ")[0]
+    named = re.findall(r"\*([^*\n]+)\*", re.sub(r"`[^`\n]*`", "", section))  # *a case*
+    cases = {case[0] for case in CORPUS} | {case[0] for case in FAILING}
+    assert len(named) > 80 and sorted(set(named) - cases) == []
+    tests = re.findall(r"`(test_\w+)`", section)
+    assert tests and all(name in globals() for name in tests)
+    assert f"holds {len(CORPUS)} replies" in section
+    assert f"and {len(FAILING)} that fail with one line" in section

@@ -17,6 +17,15 @@ from .reply import ProposedFact
 from .report import FlushItem
 
 KEY_MAX_CHARS = 100
+NO_TTL = {
+    *("", "-", "0", "no", "none", "null", "nil", "n/a", "na", "never", "false"),
+    *("forever", "permanent", "permanently", "indefinite", "indefinitely", "infinite"),
+    *("unlimited", "durable", "no ttl", "no expiry", "does not expire"),
+}
+_ISO_DURATION = re.compile(
+    r"p(?:(\d+)y)?(?:(\d+)m)?(?:(\d+)w)?(?:(\d+)d)?(?:t(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?)?"
+)
+_PERCENT = re.compile(r"\s*(\d{1,3}(?:\.\d+)?)\s*%\s*")
 VALUE_MAX_CHARS = 500
 
 
@@ -36,10 +45,15 @@ class Policy:
     def check(self, raw, said: datetime.datetime | None = None) -> FlushItem:
         """``said``: when the chunk the fact comes from was said. A value that still holds a
         relative date gets that day appended; a ttl counts from then."""
+        fields = _known_fields(raw)
+        if isinstance(fields, dict) and "slot" not in fields and len(self.slots) == 1:
+            fields["slot"] = self.slots[0]  # flushing into one slot: the model may not name it
         try:
-            fact = ProposedFact.model_validate(_known_fields(raw))
+            fact = ProposedFact.model_validate(fields)
         except ValidationError as ex:
-            return rejected(raw, "malformed fact: " + _pydantic_reason(ex))
+            return rejected(
+                raw, "malformed fact: " + (_shape_reason(fields) or _pydantic_reason(ex))
+            )
         slot = fact.slot.strip().lower()
         key = normalize_key(fact.key)
         value = cap_value(fact.value, self.value_max)
@@ -85,9 +99,56 @@ class Policy:
 
 
 def _known_fields(raw):
+    """The fields of a fact, a number given as its value made text ("34") and a percentage
+    as its confidence a fraction ("90%" is 0.9)."""
     if not isinstance(raw, dict):
         return raw
-    return {name: raw[name] for name in ProposedFact.model_fields if name in raw}
+    fields = {name: raw[name] for name in ProposedFact.model_fields if name in raw}
+    value, confidence = fields.get("value"), fields.get("confidence")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        fields["value"] = str(value)
+    if isinstance(confidence, str) and (percent := _PERCENT.fullmatch(confidence)):
+        fields["confidence"] = float(percent.group(1)) / 100
+    if "ttl" in fields:
+        fields["ttl"] = _ttl(fields["ttl"])
+    return fields
+
+
+def _ttl(ttl):
+    """A fact's ttl as the policy reads it: None for the ways models say a fact has none
+    ("none", "permanent", "N/A", 0, false), "3d" for ISO 8601's "P3D", "1 week" for "a week"."""
+    if ttl is True:
+        return ttl  # rejected: not a duration
+    if ttl is False or ttl == 0:
+        return None
+    if isinstance(ttl, (int, float)):
+        return str(ttl)  # a number without a unit: rejected, the reason says so
+    if not isinstance(ttl, str):
+        return ttl
+    text = ttl.strip().lower().rstrip(".")
+    if text in NO_TTL:
+        return None
+    if (iso := _ISO_DURATION.fullmatch(text)) is not None and any(iso.groups()):
+        units = ("y", "mo", "w", "d", "h", "m", "s")
+        return "".join(f"{n}{unit}" for n, unit in zip(iso.groups(), units) if n)
+    return re.sub(r"^an? ", "1 ", text) if re.match(r"an? \w", text) else ttl
+
+
+def _shape_reason(fields) -> str | None:
+    "Why a fact's value or confidence is not one, in words a person reads."
+    if not isinstance(fields, dict):
+        return None
+    value, confidence = fields.get("value"), fields.get("confidence")
+    if "value" in fields and not isinstance(value, str):
+        kinds = {list: "a list", dict: "an object", bool: "true or false", type(None): "null"}
+        kind = kinds.get(type(value), "not text")
+        return f"value is {kind}, not a sentence"
+    if isinstance(confidence, str):
+        try:
+            float(confidence)
+        except ValueError:
+            return f"confidence {one_line(confidence, 40)!r} is not a number"
+    return None
 
 
 def _pydantic_reason(ex: ValidationError) -> str:

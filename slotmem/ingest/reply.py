@@ -1,11 +1,13 @@
 """The model's reply: the schema it is asked for, and a parser that finds every fact in it.
 
-Models wrap JSON in prose and markdown fences, write single quotes, comments, trailing commas
-and Python literals (``True``, ``None``), nest the list under other keys, send several blocks,
-echo the schema back, or stop mid-reply at their output limit. ``parse_reply`` finds each JSON
-value in the text with a small scanner (strings, comments and brackets: so that prose, fences
-and several blocks split cleanly), reads each strictly or else through ``json_repair``, and
-collects the facts from all of them. A value cut off at the end of the reply is read up to the
+Models think aloud first (``<think>...</think>``, with drafts in it), wrap JSON in prose and
+markdown fences, write single quotes, comments, trailing commas, bare quotes inside values and
+Python literals (``True``, ``None``), nest the list under other keys or in a JSON string, send
+several blocks, echo the schema back, or stop mid-reply at their output limit. ``parse_reply``
+sets the reasoning aside, finds each JSON value in the rest with a small scanner (``scan.py``:
+strings, comments and brackets, so that prose, fences and several blocks split cleanly), reads
+each strictly, else with its bare quotes escaped, else through ``json_repair``, and collects the
+facts from all of them. A value cut off at the end of the reply is read up to the
 last complete fact; the fact it ended inside is returned apart (``Reply.cut``) and the reply is
 marked ``truncated`` (the flusher then asks the model for the rest). A reply that mentions more
 facts than could be read is a ModelError naming how many: no fact is lost without a line saying
@@ -14,6 +16,7 @@ so.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import dataclass, field
@@ -22,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ModelError
 from ..safety import one_line
+from .scan import FACT_FIELDS, Segment, repair_strings, segments, value_fields
 
 
 class ProposedFact(BaseModel):
@@ -58,9 +62,12 @@ CONTAINERS = {
     "proposed_facts",
 }
 MAX_DEPTH = 5  # how deep facts are looked for inside other JSON
-_BARE_VALUE_KEY = re.compile(r"value\s*:", re.IGNORECASE)  # an unquoted key, as in {value: ...}
-_STARTS = re.compile(r"""[\[{]""")
-_LOOKS_LIKE_JSON = re.compile(r"""(?:\{\s*(?:["'}]|[A-Za-z_$][\w$]*\s*:|$)|\[\s*(?:[\[{"'\]]|$))""")
+_TAGS = "think|thinking|thought|thoughts|reasoning|reflection|scratchpad"
+_REASONING_BLOCK = re.compile(rf"(?im)^[ \t]*<({_TAGS})(?:\s[^>]*)?>.*?</\1\s*>", re.DOTALL)
+_REASONING_CLOSE = re.compile(rf"(?im)^[ \t]*</(?:{_TAGS})\s*>[ \t]*$")
+_REASONING_OPEN = re.compile(rf"(?im)^[ \t]*<(?:{_TAGS})(?:\s[^>]*)?>")
+_ONE_FENCE = re.compile(r"```[\w-]*\s*(.*?)\s*```", re.DOTALL)
+_CURLY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"'})
 
 
 @dataclass
@@ -75,21 +82,33 @@ class Reply:
     schemas: int = 0
 
 
-@dataclass
-class Segment:
-    "A JSON value found in a reply: text[start:end]; unclosed when the reply ended inside it."
-
-    start: int
-    end: int
-    closed: bool
-    stack: list[tuple[str, int]]  # the brackets still open at the end: (bracket, position)
-
-
 def parse_reply(text: str, model_id: str = "the model", *, empty_ok: bool = False) -> Reply:
     """The facts in a reply (see the module's docstring). Raise ModelError when none can be
     found (unless ``empty_ok`` and the reply has no JSON at all: an empty continuation), or
     when the reply mentions facts that could not be read."""
     text = (text or "").strip()
+    answer, in_reasoning = without_reasoning(text)
+    answer = _unwrapped(answer)
+    reply, found, markers = _collect(answer)
+    if not found and not reply.schemas and (respelled := _respelled(answer)) != answer:
+        reply, found, markers = _collect(respelled)  # HTML-escaped, or in typographic quotes
+    if not found and not reply.schemas and (_open_fence(answer) or in_reasoning):
+        found = reply.truncated = True  # cut off inside a fence or its reasoning, before JSON
+    read = sum(_counted(raw) for raw in reply.facts) + _counted(reply.cut)
+    if markers > read:
+        missing = markers - read
+        raise ModelError(
+            f"Could not read {missing} of the {markers} facts in the reply from model "
+            f"{model_id!r} (it began: {_preview(answer)!r}); nothing was written. Try again or "
+            "use a model that supports schemas"
+        )
+    if not found and not (empty_ok and not reply.schemas):
+        raise ModelError(_not_found(text, answer, model_id, reply.schemas))
+    return reply
+
+
+def _collect(text: str) -> tuple[Reply, bool, int]:
+    "The facts of every JSON value in ``text``, whether any held facts, how many it mentions."
     reply, found, markers = Reply(), False, 0
     seen: set[str] = set()
     for segment in segments(text):
@@ -108,23 +127,48 @@ def parse_reply(text: str, model_id: str = "the model", *, empty_ok: bool = Fals
                 seen.add(fingerprint)
                 reply.facts.append(raw)
             else:
-                markers -= _has_value(raw)
+                markers -= _counted(raw)
         if cut is not None:
             reply.cut = cut
         reply.truncated = reply.truncated or truncated
-    if not found and not reply.schemas and _open_fence(text):
-        found = reply.truncated = True  # cut off inside a fence, before any JSON
-    read = sum(_has_value(raw) for raw in reply.facts) + _has_value(reply.cut)
-    if markers > read:
-        missing = markers - read
-        raise ModelError(
-            f"Could not read {missing} of the {markers} facts in the reply from model "
-            f"{model_id!r} (it began: {_preview(text)!r}); nothing was written. Try again or "
-            "use a model that supports schemas"
-        )
-    if not found and not (empty_ok and not reply.schemas):
-        raise ModelError(_not_found(text, model_id, reply.schemas))
-    return reply
+    return reply, found, markers
+
+
+def without_reasoning(text: str) -> tuple[str, bool]:
+    """The reply without the reasoning a model wrote before its answer (``<think>...</think>``
+    and the like: drafts, the instructions' example, JSON it talked about), and whether the
+    reply ended inside such a block. Tags count at the start of a line (a value may mention
+    them); a closing tag alone on its line with no opening one (the opening tag was in the
+    model's prompt, as DeepSeek-R1's template does) ends the reasoning that began the reply."""
+    text = _REASONING_BLOCK.sub("\n", text)
+    closes = list(_REASONING_CLOSE.finditer(text))
+    if closes:
+        text = text[closes[-1].end() :]
+    opened = _REASONING_OPEN.search(text)
+    if opened is not None:
+        return text[: opened.start()].strip(), True
+    return text.strip(), False
+
+
+def _unwrapped(text: str) -> str:
+    "A reply that is a JSON string (or a fence holding one) holding JSON: the JSON inside."
+    for _ in range(MAX_DEPTH):
+        fenced = _ONE_FENCE.fullmatch(text)
+        inner = fenced.group(1) if fenced else text
+        if not inner.startswith(('"', "'")):
+            break
+        value = _load(inner)
+        if not isinstance(value, str) or not value.strip().startswith(("{", "[")):
+            break
+        text = value.strip()
+    return text
+
+
+def _respelled(text: str) -> str:
+    "The reply with HTML entities decoded, and typographic double quotes made plain."
+    if re.search(r"&(?:quot|#34|#x22);", text):
+        text = html.unescape(text)
+    return text.translate(_CURLY)
 
 
 def _open_fence(text: str) -> bool:
@@ -132,8 +176,10 @@ def _open_fence(text: str) -> bool:
     return text.count("```") % 2 == 1 or text.endswith("`") and not text.endswith("```")
 
 
-def _not_found(text: str, model_id: str, schemas: int) -> str:
+def _not_found(text: str, answer: str, model_id: str, schemas: int) -> str:
     what = "only the JSON schema it was given, echoed back" if schemas else None
+    if what is None and text and not answer:
+        what = "only its reasoning, no answer after it"
     return (
         f"Could not find a JSON list of facts in the reply from model {model_id!r} "
         f"({what or 'it began: ' + repr(_preview(text))}); nothing was written. Try again or "
@@ -145,95 +191,12 @@ def _preview(text: str) -> str:
     return one_line(text, 80) or "an empty reply"
 
 
-def _has_value(raw) -> int:
-    return int(isinstance(raw, dict) and "value" in raw)
-
-
-# -- finding JSON in text ----------------------------------------------------------------------
-
-
-def segments(text: str) -> list[Segment]:
-    """Each JSON-looking value in ``text``, in order: from a bracket that starts one to the
-    bracket that closes it (strings in either quote, and comments, skipped), or to the end of
-    the text when it never closes."""
-    found = []
-    position = 0
-    while (match := _STARTS.search(text, position)) is not None:
-        start = match.start()
-        if not _LOOKS_LIKE_JSON.match(text, start):
-            position = start + 1
-            continue
-        segment = _scan(text, start)
-        found.append(segment)
-        position = segment.end
-    return found
-
-
-def _scan(text: str, start: int) -> Segment:
-    stack: list[tuple[str, int]] = []
-    i, n = start, len(text)
-    last = ""  # the last significant character outside strings
-    while i < n:
-        char = text[i]
-        if char in "\"'" and (char == '"' or last in "{[,:"):
-            i = _string_end(text, i)
-            last = '"'
-            continue
-        if text.startswith("//", i) and last != ":":
-            newline = text.find("\n", i)
-            i = n if newline < 0 else newline
-            continue
-        if text.startswith("/*", i):
-            close = text.find("*/", i + 2)
-            i = n if close < 0 else close + 2
-            continue
-        if char in "{[":
-            stack.append((char, i))
-        elif char in "}]":
-            opener = "{" if char == "}" else "["
-            openers = [bracket for bracket, _ in stack]
-            if opener in openers:  # close it, and what a missing bracket left open inside it
-                del stack[len(openers) - 1 - openers[::-1].index(opener) :]
-            if not stack:
-                return Segment(start, i + 1, True, [])
-        if not char.isspace():
-            last = char
-        i += 1
-    return Segment(start, n, False, stack)
-
-
-def value_fields(piece: str) -> int:
-    """How many ``value`` keys a JSON value's text holds (one per fact), quoted or not, never
-    counting the word inside a string."""
-    count, i, last = 0, 0, ""
-    while i < len(piece):
-        char = piece[i]
-        if char in "\"'" and (char == '"' or last in "{[,:"):
-            end = _string_end(piece, i)
-            key = last in "{,"
-            if key and piece[i + 1 : end - 1].strip().lower() == "value":
-                count += piece[end:].lstrip().startswith(":")
-            i, last = end, '"'
-            continue
-        if last in "{," and _BARE_VALUE_KEY.match(piece, i):
-            count += 1
-        if not char.isspace():
-            last = char
-        i += 1
-    return count
-
-
-def _string_end(text: str, start: int) -> int:
-    "The position after the string that starts at ``start`` (the end of the text if unclosed)."
-    quote, i = text[start], start + 1
-    while i < len(text):
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text[i] == quote:
-            return i + 1
-        i += 1
-    return len(text)
+def _counted(raw) -> int:
+    "1 for a fact the scanner counts (``scan.value_fields``): a value and a fact's field."
+    if not isinstance(raw, dict):
+        return 0
+    names = {str(name).strip().lower() for name in raw}
+    return int("value" in names and bool(names & FACT_FIELDS))
 
 
 # -- reading one value ---------------------------------------------------------------------------
@@ -274,8 +237,16 @@ def _cut_fact_start(segment: Segment) -> int | None:
 
 
 def _load(text: str):
+    """``text`` read as JSON: strictly; else with its strings repaired (``scan.repair_strings``:
+    bare quotes, markdown's ``\\_``, a path's backslashes) and raw newlines allowed in them; else
+    by json-repair."""
     try:
         return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    text = repair_strings(text)
+    try:
+        return json.loads(text, strict=False)
     except json.JSONDecodeError:
         pass
     import json_repair
