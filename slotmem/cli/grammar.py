@@ -57,44 +57,67 @@ def split_one(text: str, what: str) -> tuple[str, str]:
     return slot, key
 
 
+class FactWords:
+    """What a command takes after its options: the words that name a fact, then ``then``
+    (name, metavar, click type or None) for its other arguments."""
+
+    def __init__(self, then: Sequence[tuple[str, str, click.ParamType | None]], slot_only: bool):
+        self.then, self.slot_only = tuple(then), slot_only
+        first = f"[{FACT_METAVAR}]" if slot_only else FACT_METAVAR
+        self.metavar = " ".join([first, *(metavar for _, metavar, _ in self.then)])
+
+    def parse(self, words: Sequence[str], ctx: click.Context | None = None) -> dict:
+        """{"slot": ..., "key": ..., and each of ``then``} from the words typed."""
+        count = len(self.then)
+        usage = f"give {self.metavar}, or {self.metavar.replace(FACT_METAVAR, 'SLOT KEY')}"
+        if len(words) < count + (0 if self.slot_only else 1):
+            raise click.UsageError(usage, ctx)
+        fact_words, rest = (words[:-count], words[-count:]) if count else (words, ())
+        for word in words if ctx is not None and ctx.ignore_unknown_options else ():
+            if word.startswith("-") and not _number(word):  # rate's -2 is a word, --x is not
+                raise click.NoSuchOption(word, ctx=ctx)
+        try:
+            slot, key = split(fact_words, slot_only=self.slot_only)
+        except click.UsageError as e:
+            if count and _names_a_fact(words):  # `rate user k`: the fact, and no RATING
+                raise click.UsageError(f"{self.then[-1][1]} is missing: {usage}", ctx) from None
+            e.ctx = ctx
+            raise
+        values = {"slot": slot, "key": key}
+        for (name, shown, kind), value in zip(self.then, rest):
+            try:
+                values[name] = value if kind is None else kind.convert(value, None, ctx)
+            except click.BadParameter as e:
+                e.param_hint = shown
+                raise
+        return values
+
+
 def fact_argument(*then: tuple[str, str, click.ParamType | None], slot_only: bool = False):
-    """The words that name a fact, then the command's other arguments (``then``: name, metavar,
-    click type). The command receives ``slot`` and ``key`` (and each name of ``then``), whichever
-    form was typed. Its help ends with FACT_HELP, so every command shows the same grammar."""
-    names = [name for name, _, _ in then]
-    metavar = " ".join(
-        [f"[{FACT_METAVAR}]" if slot_only else FACT_METAVAR, *(m for _, m, _ in then)]
-    )
+    """The shared argument of every command that names a fact: SLOT/KEY or SLOT KEY, then the
+    command's other arguments (``then``: name, metavar, click type). The command receives
+    ``slot`` and ``key`` (and each name of ``then``), whichever form was typed; its help ends
+    with FACT_HELP, so every command shows the same grammar."""
+    grammar = FactWords(then, slot_only)
 
     def decorate(command):
         @functools.wraps(command)
         def run(words, **kwargs):
-            ctx = click.get_current_context()
-            count = len(then)
-            if len(words) < count + (0 if slot_only else 1):
-                other = metavar.replace(FACT_METAVAR, "SLOT KEY")
-                raise click.UsageError(f"give {metavar}, or {other}", ctx)
-            fact_words, rest = (words[:-count], words[-count:]) if count else (words, ())
-            for word in words if ctx.ignore_unknown_options else ():  # rate's -2 is a word
-                if word.startswith("-") and not _number(word):
-                    raise click.NoSuchOption(word, ctx=ctx)
-            try:
-                slot, key = split(fact_words, slot_only=slot_only)
-            except click.UsageError as e:
-                e.ctx = ctx
-                raise
-            for name, value, (_, shown, kind) in zip(names, rest, then):
-                try:
-                    kwargs[name] = value if kind is None else kind.convert(value, None, ctx)
-                except click.BadParameter as e:
-                    e.param_hint = shown
-                    raise
-            return command(slot=slot, key=key, **kwargs)
+            return command(**grammar.parse(words, click.get_current_context()), **kwargs)
 
         run.__doc__ = f"{(command.__doc__ or '').rstrip()}\n\n{FACT_HELP}"
-        return click.argument("words", nargs=-1, metavar=metavar)(run)
+        run.fact_words = grammar  # type: ignore[attr-defined]
+        return click.argument("words", nargs=-1, metavar=grammar.metavar)(run)
 
     return decorate
+
+
+def _names_a_fact(words: Sequence[str]) -> bool:
+    try:
+        split(words)
+    except click.UsageError:
+        return False
+    return True
 
 
 def _number(word: str) -> bool:
