@@ -73,9 +73,8 @@ FACT_COMMANDS = {
 
 
 def test_every_command_that_names_a_fact_uses_the_one_grammar():
-    assert {" ".join(path) for path in FACT_COMMANDS} >= {
-        *"remember get forget rate history pin unpin protect unprotect restore".split()
-    }
+    named = "remember get forget rate history pin unpin protect unprotect restore"
+    assert {" ".join(path) for path in FACT_COMMANDS} >= set(named.split(" "))
     for path, command in ALL.items():
         if path in FACT_COMMANDS:
             continue

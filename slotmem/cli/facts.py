@@ -203,7 +203,7 @@ def _mark_command(verb: str, action: str, doc: str) -> None:
             click.echo(f"{action}: {fact.slot}/{fact.key}")
 
     command.__doc__ = doc
-    command = database_option(json_option(f"the fact, {action}")(command))
+    command = database_option(json_option(f"the {action} fact")(command))
     cli.command(name=verb)(fact_argument()(command))
 
 

@@ -10,6 +10,7 @@ A fact is ``SLOT/KEY`` or ``SLOT KEY``. A slot never holds '/' (validation.SLOT_
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Sequence
 
 import click
@@ -105,7 +106,7 @@ def fact_argument(*then: tuple[str, str, click.ParamType | None], slot_only: boo
         def run(words, **kwargs):
             return command(**grammar.parse(words, click.get_current_context()), **kwargs)
 
-        run.__doc__ = f"{(command.__doc__ or '').rstrip()}\n\n{FACT_HELP}"
+        run.__doc__ = f"{inspect.cleandoc(command.__doc__ or '')}\n\n{FACT_HELP}"
         run.fact_words = grammar  # type: ignore[attr-defined]
         return click.argument("words", nargs=-1, metavar=grammar.metavar)(run)
 
@@ -148,6 +149,9 @@ class Limit(click.ParamType):
     """``-n``: a number of at least 1, or ``all`` (None)."""
 
     name = "N|all"
+
+    def get_metavar(self, *args, **kwargs) -> str:
+        return "N|all"
 
     def convert(self, value, param, ctx):
         if value is None or isinstance(value, int) and value >= 1:

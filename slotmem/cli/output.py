@@ -49,14 +49,17 @@ def width_option(command):
     """--width N: how wide a table may be (values cut to fit; 0: never cut)."""
 
     def remember(ctx, param, value):
+        if value is not None and value < 0:
+            raise click.BadParameter(f"{value} is not a number of columns (0: whole values)")
         ctx.meta[WIDTH_KEY] = value
 
     return click.option(
         "--width",
-        type=click.IntRange(min=0),
+        type=int,
+        metavar="N",
         expose_value=False,
         callback=remember,
-        help="Fit a table in N columns, cutting long values (0: whole values)  "
+        help="Fit a table in N columns, cutting long values (0: never cut them)  "
         "[default: the terminal's width; whole values when not a terminal]",
     )(command)
 
