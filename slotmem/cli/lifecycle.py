@@ -45,7 +45,7 @@ def restore(slot, key, version, as_json, database):
 @cli.command(name="undo-flush")
 @click.argument("source")
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing")
-@format_options
+@format_options(json_help="Output the report (changes and counts) as a JSON object")
 @database_option
 def undo_flush(source, dry_run, fmt, database):
     """Revert what flushes of SOURCE wrote (the transcript name the flush reported, e.g.
@@ -116,7 +116,7 @@ def export(slot, markdown, output, database):
     help="The file is your own data (e.g. an export of another of your memory files): take it "
     "as you would write it, without the write scan",
 )
-@format_options
+@format_options(json_help="Output the report (changes and counts) as a JSON object")
 @database_option
 def import_(file, mode, dry_run, partial, trusted, fmt, database):
     """Import FILE (JSON Lines, as export writes; - for standard input). Every line is checked
@@ -161,7 +161,7 @@ def import_(file, mode, dry_run, partial, trusted, fmt, database):
 )
 @click.option("--lexical", is_flag=True, help="Compare words, even when semantic search is on")
 @click.option("--dry-run", is_flag=True, help="List the pairs; merge nothing")
-@format_options
+@format_options(json_help="Output the report as a JSON object (--dry-run: the pairs, an array)")
 @database_option
 def dedupe(slot, threshold, lexical, dry_run, fmt, database):
     """Find near-duplicate facts (by vectors when semantic search is on, else by the words

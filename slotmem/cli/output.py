@@ -20,9 +20,11 @@ FORMATS = {
 WIDTH_KEY = "slotmem.width"  # in click's ctx.meta: --width
 
 
-def format_options(command):
+def format_options(command=None, *, json_help: str = FORMATS["json"]):
     """--json / --nl / --csv (one of them: two are a usage error), stored as ``fmt``; and
-    --width for the table."""
+    --width for the table. ``@format_options(json_help=...)`` where --json prints an object."""
+    if command is None:
+        return lambda command: format_options(command, json_help=json_help)
 
     def choose(ctx, param, given):
         chosen = ctx.params.setdefault("fmt", None)
@@ -32,7 +34,7 @@ def format_options(command):
             ctx.params["fmt"] = param.name
 
     command = width_option(command)
-    for value, text in reversed(FORMATS.items()):
+    for value, text in reversed({**FORMATS, "json": json_help}.items()):
         option = click.option(
             f"--{value}", value, is_flag=True, expose_value=False, callback=choose, help=text
         )

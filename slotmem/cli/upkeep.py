@@ -58,7 +58,7 @@ def stats(as_json, database):
     metavar="P|default",
     help="The slot's floor for what reaches a prompt, 0 to 1 ('default': slotmem's)",
 )
-@format_options
+@format_options(json_help="Output a JSON array (when setting one: an object of what was set)")
 @database_option
 def policy(
     slot, default, cap, min_age_days, min_access_count, description, min_relevance, fmt, database
