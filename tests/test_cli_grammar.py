@@ -137,8 +137,6 @@ def test_every_fact_command_takes_both_forms(path, words, memory, tmp_path):
 )
 def test_a_malformed_fact_is_one_line_naming_both_forms(path, words, message, memory):
     rest = [SAMPLES[metavar] for _, metavar, _ in FACT_COMMANDS[path].callback.fact_words.then]
-    if path == ("history",) and words == ["user"]:
-        words = ["user"]  # history takes a SLOT alone only with --all
     before = Store(memory).list_facts()
     result = invoke(*path, *words, *rest, path=memory)
     assert result.exit_code == 2, result.output
