@@ -330,18 +330,19 @@ def test_policy_sets_the_floor_from_the_cli(memory, db_path):
         return run.invoke(cli, ["policy", *args, "-d", str(db_path)])
 
     shown = json.loads(policy("project", "--min-relevance", "0.2", "--json").output)
-    assert shown == [
-        {
-            "slot": "project",
-            "cap": 1000,  # what was not given stays as it was
-            "min_age_days": 30.0,
-            "min_access_count": 3,
-            "description": "Decisions, stack, constraints and deadlines of the project",
-            "min_relevance": 0.2,
-        }
-    ]
+    assert shown["action"] == "set" and shown["policy"] == {  # a write's --json: what it did
+        "slot": "project",
+        "cap": 1000,  # what was not given stays as it was
+        "min_age_days": 30.0,
+        "min_access_count": 3,
+        "description": "Decisions, stack, constraints and deadlines of the project",
+        "min_relevance": 0.2,
+    }
+    assert shown["previous"]["min_relevance"] is None
     assert memory.min_relevance("project") == 0.2
-    assert json.loads(policy("project", "--cap", "50", "--json").output)[0]["min_relevance"] == 0.2
+    set_cap = json.loads(policy("project", "--cap", "50", "--json").output)
+    assert set_cap["policy"]["min_relevance"] == 0.2 and set_cap["policy"]["cap"] == 50
+    assert json.loads(policy("project", "--json").output)[0]["cap"] == 50  # a read: the rows
     policy("project", "--min-relevance", "default")
     assert memory.policy("project").min_relevance is None
     for bad in ("2", "high", "-0.5"):

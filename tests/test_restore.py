@@ -186,7 +186,7 @@ def test_cli_restore_history_undo(tmp_path, mock_models):
     rows = json.loads(run("history", "--all", "--since", "1h", "--json"))
     assert [(r["reason"], r["changed_by"]) for r in rows] == [("restore", "cli"), ("update", "cli")]
     assert "restore" not in run("history", "--all", "--reason", "update")
-    assert "give SLOT KEY, or --all" in run("history", code=2)
+    assert "give SLOT/KEY or SLOT KEY, or --all" in run("history", code=2)
     assert "Error: user/home_city has no version 9" in run(
         "restore", "user/home_city", "--version", "9", code=1
     )

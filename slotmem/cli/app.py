@@ -115,14 +115,6 @@ def open_store(database: Path, *, create: bool = False):
     return Store(database, create=create)
 
 
-def slot_key(fact: str) -> tuple[str, str]:
-    """SLOT/KEY -> (slot, key): the key may hold '/' too."""
-    slot, sep, key = fact.partition("/")
-    if not sep or not slot or not key:
-        raise click.UsageError(f"give the fact as SLOT/KEY (for example user/name), not {fact!r}")
-    return slot, key
-
-
 @contextlib.contextmanager
 def store_for(database, dry_run: bool):
     """The file's Store, created if need be; a dry run on a file that does not exist runs

@@ -9,8 +9,9 @@ import sys
 import click
 
 from ..records import iso_time, with_iso_times
-from .app import cli, database_option, open_store, slot_key
-from .output import echo_json, emit, format_options, since_options, when
+from .app import cli, database_option, open_store
+from .grammar import every, limit_option, split_one
+from .output import echo_json, emit, format_options, json_option, since_options, when
 
 EPISODE_COLUMNS = ["id", "happened_at", "session", "run", "label", "score", "outcome", "text"]
 RETRIEVAL_COLUMNS = ["id", "at", "session", "run", "facts", "episodes", "cut", "query"]
@@ -123,7 +124,7 @@ def _fact_item(text: str) -> dict:
     pair, sep, value = text.partition("=")
     if not sep:
         raise click.UsageError(f"give --fact as SLOT/KEY=VALUE, not {text!r}")
-    slot, key = slot_key(pair)
+    slot, key = split_one(pair, "--fact")
     return {"slot": slot, "key": key, "value": value}
 
 
@@ -132,7 +133,7 @@ def _fact_item(text: str) -> dict:
 @click.option("--session", help="Only this session's")
 @click.option("--run", help="Only this run's")
 @click.option("--fact", metavar="SLOT/KEY", help="Only those this fact was written from")
-@click.option("-n", "--limit", type=click.IntRange(min=0), default=50, show_default=True)
+@limit_option(50)
 @since_options("that happened")
 @format_options
 @database_option
@@ -145,7 +146,7 @@ def list_(slots, session, run, fact, limit, since, until, fmt, database):
     """
     store = open_store(database)
     if fact is not None:
-        found = store.fact_episodes(*slot_key(fact))
+        found = store.fact_episodes(*split_one(fact, "--fact"))
     else:
         found = store.list_episodes(
             list(slots) or None,
@@ -153,7 +154,7 @@ def list_(slots, session, run, fact, limit, since, until, fmt, database):
             run=run,
             since=since,
             until=until,
-            limit=limit or None,
+            limit=limit,
         )
     emit(_rows(found, fmt), fmt, None if fmt else EPISODE_COLUMNS)
 
@@ -162,18 +163,19 @@ def list_(slots, session, run, fact, limit, since, until, fmt, database):
 @click.argument("text")
 @click.option("-s", "--slot", "slots", multiple=True, help="Only these slots (repeatable)")
 @click.option("--session", help="Only this session's")
-@click.option("-n", "--limit", type=click.IntRange(min=1), default=5, show_default=True)
+@limit_option(5)
 @click.option("--lexical", is_flag=True, help="Full-text leg only, even when semantic is on")
 @click.option("--no-track", is_flag=True, help="Do not count this search as an access")
 @format_options
 @database_option
 def search(text, slots, session, limit, lexical, no_track, fmt, database):
     """Search episodes for TEXT, by words and (when semantic search is on) by meaning."""
-    hits = open_store(database).search_episodes(
+    store = open_store(database)
+    hits = store.search_episodes(
         text,
         slots=list(slots) or None,
         session=session,
-        limit=limit,
+        limit=every(store, limit),
         semantic=not lexical,
         track_access=not no_track,
     )
@@ -232,7 +234,7 @@ def retrievals():
 @click.option("--run", help="Only this run's")
 @click.option("--fact", metavar="SLOT/KEY", help="Only those whose prompt had this fact")
 @click.option("--episode", metavar="ID", help="Only those whose prompt had this episode")
-@click.option("-n", "--limit", type=click.IntRange(min=0), default=20, show_default=True)
+@limit_option(20)
 @since_options("made")
 @format_options
 @database_option
@@ -243,12 +245,12 @@ def list_retrievals(session, run, fact, episode, limit, since, until, fmt, datab
     store = open_store(database)
     fact_id = episode
     if fact is not None:
-        found = store.get(*slot_key(fact))
+        found = store.get(*split_one(fact, "--fact"))
         if found is None:
             raise click.ClickException(f"no fact {fact}")
         fact_id = found.id
     listed = store.retrievals(
-        session=session, run=run, fact_id=fact_id, since=since, until=until, limit=limit or None
+        session=session, run=run, fact_id=fact_id, since=since, until=until, limit=limit
     )
     rows = []
     for retrieval, row in zip(listed, _rows(listed, fmt)):
@@ -287,10 +289,14 @@ def show_retrieval(retrieval_id, as_json, database):
 
 @retrievals.command(name="prune")
 @click.option("--before", metavar="WHEN", required=True, help="A date, or a duration ago: 30d")
+@json_option("how many were forgotten")
 @database_option
-def prune_retrievals(before, database):
+def prune_retrievals(before, as_json, database):
     """Forget recorded contexts made before WHEN (the facts and episodes stay)."""
     count = open_store(database).prune_retrievals(before)
+    if as_json:
+        echo_json({"action": "pruned", "forgotten": count})
+        return
     click.echo(f"forgot {count} recorded context{'s' if count != 1 else ''}")
 
 

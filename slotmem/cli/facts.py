@@ -9,16 +9,24 @@ import click
 
 from .. import validation
 from ..records import HISTORY_REASONS, with_iso_times
-from .app import cli, database_option, open_store, slot_key
-from .output import echo_json, emit, fact_rows, format_options, since_options, when
+from .app import cli, database_option, open_store
+from .grammar import fact_argument, limit_option, stored_key
+from .output import (
+    done,
+    echo_json,
+    emit,
+    fact_rows,
+    format_options,
+    json_option,
+    since_options,
+    when,
+)
 
 FACT_COLUMNS = ["slot", "key", "value", "confidence", "access_count", "last_accessed"]
 
 
 @cli.command()
-@click.argument("slot")
-@click.argument("key")
-@click.argument("value")
+@fact_argument(("value", "VALUE", None))
 @click.option("-c", "--confidence", type=float, default=1.0, show_default=True, help="0 to 1")
 @click.option("--source", default="cli", show_default=True, help="Provenance to record")
 @click.option(
@@ -31,15 +39,17 @@ FACT_COLUMNS = ["slot", "key", "value", "confidence", "access_count", "last_acce
     metavar="DURATION",
     help="Expire after this long (90m, 2h, 3d, 2w): then never returned, and pruned",
 )
+@json_option("what was written")
 @database_option
-def remember(slot, key, value, confidence, source, protect, ttl, database):
+def remember(slot, key, value, confidence, source, protect, ttl, as_json, database):
     """Store VALUE under SLOT/KEY (use - to read VALUE from stdin).
 
     A fact you write here is protected: agents (MCP, llm tools, LangGraph) can read it but
-    not overwrite or forget it ('slotmem unprotect' lifts that).
+    not overwrite or forget it ('slotmem unprotect' lifts that). A key spelled another way
+    (Timezone for timezone) writes the same fact.
 
     \b
-    slotmem remember user timezone "Europe/Stockholm" -c 0.9
+    slotmem remember user/timezone "Europe/Stockholm" -c 0.9
     slotmem remember user location "At the airport" --ttl 6h
     """
     if value == "-":
@@ -56,15 +66,18 @@ def remember(slot, key, value, confidence, source, protect, ttl, database):
         protect=source == "cli" if protect is None else protect,
         ttl=ttl,
     )
-    until = f" (until {when(result.fact.expires_at)})" if result.fact.expires_at else ""
-    click.echo(f"{result.action}: {slot}/{key}{until}")
+    if as_json:
+        echo_json(done(result.action, result.fact, previous=result.previous))
+        return
+    fact = result.fact
+    until = f" (until {when(fact.expires_at)})" if fact.expires_at else ""
+    click.echo(f"{result.action}: {fact.slot}/{fact.key}{until}")
     if result.action == "updated":
         click.echo(f"  was: {result.previous.value}")
 
 
 @cli.command()
-@click.argument("slot")
-@click.argument("key")
+@fact_argument()
 @click.option("--json", "as_json", is_flag=True, help="Output the whole fact as JSON")
 @database_option
 def get(slot, key, as_json, database):
@@ -79,19 +92,24 @@ def get(slot, key, as_json, database):
 
 
 @cli.command()
-@click.argument("slot")
-@click.argument("key")
+@fact_argument()
+@json_option("what was forgotten")
 @database_option
-def forget(slot, key, database):
+def forget(slot, key, as_json, database):
     """Delete SLOT/KEY; its last value stays in history."""
-    if not open_store(database).delete(slot, key, source="cli"):
+    store = open_store(database)
+    fact = store.get(slot, key)
+    if fact is None or not store.delete(slot, key, source="cli"):
         raise click.ClickException(f"no fact {slot}/{key}")
-    click.echo(f"forgot: {slot}/{key}")
+    if as_json:
+        echo_json(done("forgotten", fact))
+    else:
+        click.echo(f"forgot: {fact.slot}/{fact.key}")
 
 
 @cli.command(name="list")
 @click.argument("slot", required=False)
-@click.option("-n", "--limit", type=int, default=50, show_default=True, help="0 for all")
+@limit_option(50)
 @click.option(
     "--order",
     type=click.Choice(["accessed", "used", "updated", "created", "key", "pinned"]),
@@ -110,7 +128,7 @@ def list_(slot, limit, order, pinned, since, until, fmt, database):
     slotmem list --since 2026-10-01 --until 2026-10-31 --order updated
     """
     facts = open_store(database).list_facts(
-        slot, limit=limit or None, order=order, pinned=pinned, since=since, until=until
+        slot, limit=limit, order=order, pinned=pinned, since=since, until=until
     )
     columns = FACT_COLUMNS + ["pinned_at"] if pinned else FACT_COLUMNS
     if any(fact.expires_at for fact in facts):
@@ -119,8 +137,7 @@ def list_(slot, limit, order, pinned, since, until, fmt, database):
 
 
 @cli.command()
-@click.argument("slot", required=False)
-@click.argument("key", required=False)
+@fact_argument(slot_only=True)
 @click.option("--all", "all_", is_flag=True, help="Every key's (of SLOT when given)")
 @click.option(
     "--reason",
@@ -128,54 +145,66 @@ def list_(slot, limit, order, pinned, since, until, fmt, database):
     multiple=True,
     help="Only changes of this kind (repeatable)",
 )
-@click.option("-n", "--limit", type=int, default=0, help="At most this many (0: all)")
+@limit_option(None)
 @since_options("made")
 @format_options
 @database_option
 def history(slot, key, all_, reason, limit, since, until, fmt, database):
-    """Old values of SLOT KEY, newest first (overwrites, deletes, prunes, expiries, restores,
-    undos, imports, merges); with --all, of every key. VERSION is what restore takes.
+    """Old values of SLOT/KEY, newest first (overwrites, deletes, prunes, expiries, restores,
+    undos, imports, merges); with --all, of every key (of SLOT alone, when given). VERSION is
+    what restore takes.
 
     \b
-    slotmem history user home_city
+    slotmem history user/home_city
     slotmem history --all --since 1d                 # what changed today, and why
     slotmem history --all --reason prune --reason expired
     """
     if key is None and not all_:
-        raise click.UsageError("give SLOT KEY, or --all (with or without a SLOT)")
+        raise click.UsageError("give SLOT/KEY or SLOT KEY, or --all (with or without a SLOT)")
     if key is not None and all_:
         raise click.UsageError("--all lists every key: give SLOT alone with it")
-    entries = open_store(database).history(
-        slot, key, since=since, until=until, reason=reason, limit=limit or None
-    )
+    store = open_store(database)
+    if key is not None:
+        key = stored_key(store, slot, key)
+    entries = store.history(slot, key, since=since, until=until, reason=reason, limit=limit)
     columns = ["version", "changed_at", "reason", "value", "confidence", "source", "changed_by"]
     if all_:
         columns = ["changed_at", "reason", "slot", "key", "version", "value", "changed_by"]
     emit(fact_rows(entries, fmt), fmt, None if fmt else columns)
 
 
-@cli.command()
-@click.argument("slot")
-@click.argument("key")
-@click.argument("rating", type=click.IntRange(-3, 3))
+@cli.command(context_settings={"ignore_unknown_options": True})  # -2 is a rating
+@fact_argument(("rating", "RATING", click.IntRange(-3, 3)))
 @click.option("--comment", help="Why")
+@json_option("the rating and the fact's quality")
 @database_option
-def rate(slot, key, rating, comment, database):
-    """Rate SLOT/KEY from -3 to 3; quality feedback scales its search score."""
+def rate(slot, key, rating, comment, as_json, database):
+    """Rate SLOT/KEY from -3 to 3; quality feedback scales its search score.
+
+    \b
+    slotmem rate user/editor 2
+    slotmem rate user editor -2 --comment "outdated"
+    """
     fact = open_store(database).rate(slot, key, rating, comment)
-    click.echo(f"rated {slot}/{key}: quality is now {fact.quality}")
+    if as_json:
+        echo_json(done("rated", fact, rating=rating, comment=comment))
+    else:
+        click.echo(f"rated {fact.slot}/{fact.key}: quality is now {fact.quality}")
 
 
-def _mark_command(verb: str, done: str, doc: str) -> None:
+def _mark_command(verb: str, action: str, doc: str) -> None:
     """``slotmem VERB SLOT/KEY``: pin, unpin, protect or unprotect one fact."""
 
-    @cli.command(name=verb, help=doc)
-    @click.argument("fact", metavar="SLOT/KEY")
-    @database_option
-    def command(fact, database):
-        slot, key = slot_key(fact)
-        getattr(open_store(database), verb)(slot, key)
-        click.echo(f"{done}: {slot}/{key}")
+    def command(slot, key, as_json, database):
+        fact = getattr(open_store(database), verb)(slot, key)
+        if as_json:
+            echo_json(done(action, fact))
+        else:
+            click.echo(f"{action}: {fact.slot}/{fact.key}")
+
+    command.__doc__ = doc
+    command = database_option(json_option(f"the {action} fact")(command))
+    cli.command(name=verb)(fact_argument()(command))
 
 
 _mark_command(
@@ -185,7 +214,7 @@ _mark_command(
 
     \b
     slotmem pin user/name
-    slotmem pin project/rule.main-branch
+    slotmem pin project rule.main-branch
     """,
 )
 _mark_command(

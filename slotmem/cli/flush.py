@@ -11,7 +11,7 @@ from ..errors import SlotmemError
 from ..ingest.defaults import DEFAULT_CHUNK_CHARS, DEFAULT_MIN_CONFIDENCE, DEFAULT_SLOTS
 from ..ingest.report import FlushReport
 from .app import cli, database_option, store_for
-from .output import echo_json, table
+from .output import echo_json, note, table, width_option
 
 REPORT_COLUMNS = ["action", "slot", "key", "value", "confidence", "note"]
 
@@ -80,6 +80,7 @@ REPORT_COLUMNS = ["action", "slot", "key", "value", "confidence", "note"]
     help="Progress bar on stderr  [default: when stderr is a terminal]",
 )
 @click.option("--json", "as_json", is_flag=True, help="Output the report as JSON")
+@width_option
 @database_option
 def flush(
     file,
@@ -181,9 +182,9 @@ def _print_report(report: FlushReport) -> None:
     if rows:
         click.echo(table(rows, REPORT_COLUMNS))
     elif report.chunks:
-        click.echo("The model proposed no facts.")
-    for note in report.notes:
-        click.echo(f"Note: {note}")
+        note("The model proposed no facts.")
+    for text in report.notes:
+        note(f"Note: {text}")
     counts = ", ".join(f"{n} {action}" for action, n in report.counts().items())
     chunks = f" in {report.chunks} chunks" if report.chunks > 1 else ""
     if report.skipped:
@@ -192,6 +193,6 @@ def _print_report(report: FlushReport) -> None:
         chunks += f"; asked {report.continuations} times for the rest of a cut-off reply"
     click.echo(f"\n{counts} (model {report.model}{chunks}, prompt {report.prompt_version})")
     if report.dry_run:
-        click.echo("Dry run: nothing was written.")
+        note("Dry run: nothing was written.")
     elif report.created or report.updated:
-        click.echo(f"To revert it: slotmem undo-flush {shlex.quote(report.source)}")
+        note(f"To revert it: slotmem undo-flush {shlex.quote(report.source)}")

@@ -11,7 +11,7 @@ import click
 from ..errors import SlotmemError
 from ..ingest.defaults import DEFAULT_MIN_CONFIDENCE, DEFAULT_SLOTS
 from .app import cli, database_option, store_for
-from .output import echo_json, table
+from .output import echo_json, note, table, width_option
 
 FORMATS = ("chatgpt", "claude", "mcp-memory", "slotmem")
 CHATS = ("chatgpt", "claude")
@@ -58,6 +58,7 @@ CHANGE_COLUMNS = ["action", "slot", "key", "value", "old_value"]
     help="chatgpt, claude: a progress bar on stderr  [default: when stderr is a terminal]",
 )
 @click.option("--json", "as_json", is_flag=True, help="Output the report as JSON")
+@width_option
 @database_option
 def import_from(
     fmt, file, model, slots, min_confidence, options, mode, dry_run, progress, as_json, database
@@ -185,9 +186,9 @@ def _print_conversations(report) -> None:
         + f"; facts: {counts}"
     )
     if report.dry_run:
-        click.echo("Dry run: nothing was written.")
+        note("Dry run: nothing was written.")
     elif report.flushed:
-        click.echo(f"To revert one: slotmem undo-flush {report.format}:ID")
+        note(f"To revert one: slotmem undo-flush {report.format}:ID")
 
 
 def _print_changes(report, as_json: bool) -> None:
@@ -195,10 +196,13 @@ def _print_changes(report, as_json: bool) -> None:
         echo_json(report.to_dict())
         return
     rows = [change.to_dict() for change in report.changes]
-    click.echo(table(rows, CHANGE_COLUMNS) if rows else "the file holds no facts")
+    if rows:
+        click.echo(table(rows, CHANGE_COLUMNS))
+    else:
+        note("the file holds no facts")
     summary = ", ".join(f"{n} {action}" for action, n in report.counts().items())
     extra = ", ".join(f"{n} {kind}" for kind, n in report.records.items() if n)
     if summary or extra:
         click.echo("\n" + "; ".join(filter(None, [summary, extra])))
     if report.dry_run:
-        click.echo("Dry run: nothing was written.")
+        note("Dry run: nothing was written.")

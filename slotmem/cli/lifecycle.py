@@ -10,19 +10,21 @@ import click
 
 from ..records import ChangeReport
 from ..search.duplicates import THRESHOLDS
-from .app import cli, database_option, open_store, slot_key, store_for
-from .output import echo_json, emit, format_options, table
+from .app import cli, database_option, open_store, store_for
+from .grammar import fact_argument, stored_key
+from .output import done, echo_json, emit, format_options, json_option, note, table
 
 CHANGE_COLUMNS = ["action", "slot", "key", "value", "old_value", "note"]
 
 
 @cli.command()
-@click.argument("fact", metavar="SLOT/KEY")
+@fact_argument()
 @click.option(
     "--version", type=click.IntRange(min=1), help="The version to bring back  [default: the newest]"
 )
+@json_option("what was restored")
 @database_option
-def restore(fact, version, database):
+def restore(slot, key, version, as_json, database):
     """Bring back an old value of SLOT/KEY from history (a deleted, pruned, expired or
     overwritten one). The value it replaces goes to history: a restore can be restored.
 
@@ -30,9 +32,12 @@ def restore(fact, version, database):
     slotmem history user home_city        # the versions
     slotmem restore user/home_city --version 2
     """
-    slot, key = slot_key(fact)
-    result = open_store(database).restore(slot, key, version=version, by="cli")
-    click.echo(f"restored: {slot}/{key}: {result.fact.value}")
+    store = open_store(database)
+    result = store.restore(slot, stored_key(store, slot, key), version=version, by="cli")
+    if as_json:
+        echo_json(done("restored", result.fact, version=version, previous=result.previous))
+        return
+    click.echo(f"restored: {result.fact.slot}/{result.fact.key}: {result.fact.value}")
     if result.previous is not None:
         click.echo(f"  was: {result.previous.value}")
 
@@ -40,7 +45,7 @@ def restore(fact, version, database):
 @cli.command(name="undo-flush")
 @click.argument("source")
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing")
-@format_options
+@format_options(json_help="Output the report (changes and counts) as a JSON object")
 @database_option
 def undo_flush(source, dry_run, fmt, database):
     """Revert what flushes of SOURCE wrote (the transcript name the flush reported, e.g.
@@ -111,7 +116,7 @@ def export(slot, markdown, output, database):
     help="The file is your own data (e.g. an export of another of your memory files): take it "
     "as you would write it, without the write scan",
 )
-@format_options
+@format_options(json_help="Output the report (changes and counts) as a JSON object")
 @database_option
 def import_(file, mode, dry_run, partial, trusted, fmt, database):
     """Import FILE (JSON Lines, as export writes; - for standard input). Every line is checked
@@ -156,7 +161,7 @@ def import_(file, mode, dry_run, partial, trusted, fmt, database):
 )
 @click.option("--lexical", is_flag=True, help="Compare words, even when semantic search is on")
 @click.option("--dry-run", is_flag=True, help="List the pairs; merge nothing")
-@format_options
+@format_options(json_help="Output the report as a JSON object (--dry-run: the pairs, an array)")
 @database_option
 def dedupe(slot, threshold, lexical, dry_run, fmt, database):
     """Find near-duplicate facts (by vectors when semantic search is on, else by the words
@@ -175,11 +180,11 @@ def dedupe(slot, threshold, lexical, dry_run, fmt, database):
         rows = [pair.to_dict() for pair in pairs]
         columns = ["slot", "similarity", "method", "keep", "keep_value", "drop", "drop_value"]
         if not rows and not fmt:
-            click.echo("no near-duplicate pairs")
+            note("no near-duplicate pairs")
             return
         emit(rows, fmt, None if fmt else columns)
         if not fmt:
-            click.echo(f"\n{len(rows)} pairs. Dry run: nothing was merged.")
+            note(f"\n{len(rows)} pairs. Dry run: nothing was merged.")
         return
     report = store.dedupe(slot, threshold=threshold, semantic=not lexical)
     _print_changes(report, fmt, "no near-duplicate pairs")
@@ -192,12 +197,13 @@ def _print_changes(report: ChangeReport, fmt, empty: str, extra: str = "") -> No
         else:
             emit([change.to_dict() for change in report.changes], fmt, CHANGE_COLUMNS)
         return
-    click.echo(
-        table([c.to_dict() for c in report.changes], CHANGE_COLUMNS) if report.changes else empty
-    )
+    if report.changes:
+        click.echo(table([c.to_dict() for c in report.changes], CHANGE_COLUMNS))
+    else:
+        note(empty)
     counts = ", ".join(f"{n} {action}" for action, n in report.counts().items())
     summary = "; ".join(filter(None, [counts, extra]))
     if summary:
         click.echo(f"\n{summary}")
     if report.dry_run:
-        click.echo("Dry run: nothing was written.")
+        note("Dry run: nothing was written.")

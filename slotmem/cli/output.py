@@ -5,24 +5,88 @@ from __future__ import annotations
 import datetime
 import io
 import json
+import shutil
 import sys
 
 import click
 
 from ..records import TIME_FIELDS, with_iso_times
 
+FORMATS = {
+    "json": "Output a JSON array",
+    "nl": "Output newline-delimited JSON",
+    "csv": "Output CSV with a header row",
+}
+WIDTH_KEY = "slotmem.width"  # in click's ctx.meta: --width
 
-def format_options(command):
-    """--json / --nl / --csv, stored as ``fmt``."""
-    for flag, value, text in reversed(
-        [
-            ("--json", "json", "Output a JSON array"),
-            ("--nl", "nl", "Output newline-delimited JSON"),
-            ("--csv", "csv", "Output CSV with a header row"),
-        ]
-    ):
-        command = click.option(flag, "fmt", flag_value=value, help=text)(command)
+
+def format_options(command=None, *, json_help: str = FORMATS["json"]):
+    """--json / --nl / --csv (one of them: two are a usage error), stored as ``fmt``; and
+    --width for the table. ``@format_options(json_help=...)`` where --json prints an object."""
+    if command is None:
+        return lambda command: format_options(command, json_help=json_help)
+
+    def choose(ctx, param, given):
+        chosen = ctx.params.setdefault("fmt", None)
+        if given:
+            if chosen is not None and chosen != param.name:
+                raise click.UsageError(f"--{chosen} and --{param.name}: give one output format")
+            ctx.params["fmt"] = param.name
+
+    command = width_option(command)
+    for value, text in reversed({**FORMATS, "json": json_help}.items()):
+        option = click.option(
+            f"--{value}", value, is_flag=True, expose_value=False, callback=choose, help=text
+        )
+        command = option(command)
     return command
+
+
+def json_option(what: str):
+    """A write command's --json: print ``what`` was done as one JSON object."""
+    return click.option("--json", "as_json", is_flag=True, help=f"Output {what} as a JSON object")
+
+
+def width_option(command):
+    """--width N: how wide a table may be (values cut to fit; 0: never cut)."""
+
+    def remember(ctx, param, value):
+        if value is not None and value < 0:
+            raise click.BadParameter(f"{value} is not a number of columns (0: whole values)")
+        ctx.meta[WIDTH_KEY] = value
+
+    return click.option(
+        "--width",
+        type=int,
+        metavar="N",
+        expose_value=False,
+        callback=remember,
+        help="Fit a table in N columns, cutting long values (0: never cut them)  "
+        "[default: the terminal's width; whole values when not a terminal]",
+    )(command)
+
+
+def table_width() -> int | None:
+    """The width a table must fit: --width (0: None, no limit), else the terminal's when
+    standard output is one, else None."""
+    ctx = click.get_current_context(silent=True)
+    given = None if ctx is None else ctx.meta.get(WIDTH_KEY)
+    if given is not None:
+        return given or None
+    if _is_terminal():
+        return shutil.get_terminal_size().columns
+    return None
+
+
+def _is_terminal() -> bool:
+    isatty = getattr(sys.stdout, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def note(text: str) -> None:
+    """A message for the person (a note, a hint, "nothing found"): on standard error, so that
+    standard output carries only what was asked for."""
+    click.echo(text, err=True)
 
 
 def since_options(what: str):
@@ -63,16 +127,25 @@ def emit(rows: list[dict], fmt: str | None, columns: list[str] | None = None) ->
         writer.writeheader()
         writer.writerows({c: _cell(row.get(c)) for c in columns} for row in rows)
         click.echo(buffer.getvalue(), nl=False)
-    else:
+    elif rows:
         click.echo(table(rows, columns))
+    else:
+        note("(none)")
 
 
-def table(rows: list[dict], columns: list[str] | None = None, width: int = 60) -> str:
+def table(rows: list[dict], columns: list[str] | None = None, width: int | None = -1) -> str:
+    """Rows as aligned columns, one line each, fitted to ``width`` characters (default:
+    table_width(); None: whole values) by cutting the widest values."""
     if not rows:
         return "(none)"
+    if width == -1:
+        width = table_width()
     columns = columns or list(rows[0])
-    cells = [[_short(_cell(row.get(c)), width) for c in columns] for row in rows]
+    cells = [[" ".join(_cell(row.get(c)).split()) for c in columns] for row in rows]
     widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    if width is not None:
+        widths = _fit(widths, [len(c) for c in columns], width - 2 * (len(columns) - 1))
+        cells = [[_short(v, w) for v, w in zip(r, widths)] for r in cells]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in cells]
@@ -89,8 +162,19 @@ def _cell(value) -> str:
     return str(value)
 
 
+def _fit(widths: list[int], least: list[int], room: int) -> list[int]:
+    """Column widths that fill at most ``room`` characters: the widest cut to one cap, none
+    below its header (or 8) or above what it holds."""
+    floors = [min(w, max(h, 8)) for w, h in zip(widths, least)]
+    if sum(widths) <= room or sum(floors) >= room:
+        return widths if sum(widths) <= room else floors
+    cap = max(widths)
+    while sum(max(f, min(w, cap)) for w, f in zip(widths, floors)) > room:
+        cap -= 1
+    return [max(f, min(w, cap)) for w, f in zip(widths, floors)]
+
+
 def _short(text: str, width: int) -> str:
-    text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -110,6 +194,15 @@ def fact_rows(facts, fmt) -> list[dict]:
                 if name in row:
                     row[name] = when(row[name])
     return rows
+
+
+def done(action: str, fact, **more) -> dict:
+    """What a write command's --json prints: the action, the fact as it is now, and more
+    (a fact in ``more`` is printed as a dict with ISO-8601 times)."""
+    data: dict = {"action": action, "fact": with_iso_times(fact.to_dict())}
+    for name, value in more.items():
+        data[name] = with_iso_times(value.to_dict()) if hasattr(value, "to_dict") else value
+    return data
 
 
 def echo_json(data) -> None:

@@ -10,13 +10,14 @@ from ..search.fusion import EXPLAIN_COLUMNS as HYBRID_COLUMNS
 from ..search.lexical import EXPLAIN_COLUMNS
 from .app import cli, database_option, open_store
 from .episodes import episode_options
-from .output import echo_json, emit, format_options, since_options, table
+from .grammar import every, limit_option
+from .output import echo_json, emit, format_options, note, since_options, table, width_option
 
 
 @cli.command()
 @click.argument("text")
 @click.option("-s", "--slot", "slots", multiple=True, help="Only these slots (repeatable)")
-@click.option("-n", "--limit", type=int, default=10, show_default=True)
+@limit_option(10, "At most this many hits")
 @click.option("--min-score", type=float, help="Drop hits scoring below this")
 @click.option(
     "--min-relevance",
@@ -49,10 +50,11 @@ def search(
     slotmem search "what timezone am I in?" --slot user --explain
     slotmem search "deadline" --since 30d
     """
-    hits = open_store(database).query_facts(
+    store = open_store(database)
+    hits = store.query_facts(
         text,
         slots=list(slots) or None,
-        limit=limit,
+        limit=every(store, limit),
         min_score=min_score,
         min_relevance=min_relevance,
         track_access=not no_track,
@@ -93,14 +95,7 @@ def search(
     type=click.FloatRange(0, 1),
     help="Leave out facts less likely than this to be relevant  [default: each slot's floor]",
 )
-@click.option(
-    "-n",
-    "--limit",
-    type=click.IntRange(min=1),
-    default=CANDIDATES,
-    show_default=True,
-    help="Hits asked of each slot",
-)
+@limit_option(CANDIDATES, "Hits asked of each slot")
 @click.option(
     "--dates/--no-dates",
     default=None,
@@ -121,6 +116,7 @@ def search(
     help="Output sections, facts, relevance and what was cut as JSON",
 )
 @episode_options
+@width_option
 @database_option
 def context(
     message,
@@ -147,14 +143,15 @@ def context(
     """
     from ..agents import context as builder
 
+    store = open_store(database)
     built = builder.build(
-        open_store(database),
+        store,
         message,
         slots or builder.DEFAULT_SLOTS,
         budget_tokens=budget,
         pinned_tokens=pinned_budget,
         min_relevance=min_relevance,
-        candidates=limit,
+        candidates=every(store, limit),
         dates=dates,
         semantic=not lexical,
         track_access=not no_track,
@@ -167,12 +164,14 @@ def context(
             part[:] = [with_iso_times(item) for item in part]
         echo_json(data)
         return
-    if delimit and built.text:
+    if not built.text:
+        note("(no relevant facts)")
+    elif delimit:
         from ..agents.framing import delimited
 
         click.echo(delimited(built.text))
     else:
-        click.echo(built.text or "(no relevant facts)")
+        click.echo(built.text)
     if explain:
         rows = [
             {**item.to_dict(), "reason": "pinned" if item.pinned else "relevant"}

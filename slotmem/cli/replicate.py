@@ -3,13 +3,14 @@ follow."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from ..storage import replication
 from .app import cli, database_option, open_store
-from .output import print_doctor
+from .output import echo_json, json_option, print_doctor
 
 URL_HELP = (
     "s3://BUCKET/PATH (another S3-compatible service: add ?endpoint=URL&region=R), "
@@ -80,7 +81,8 @@ def replicate(files, url, sync_interval, retention, snapshot_interval, print_con
 @click.option(
     "--timestamp", help="Restore the file as it was then (ISO 8601; local time without a zone)"
 )
-def restore_from(url, output, timestamp):
+@json_option("what was restored, and the checks of the new file")
+def restore_from(url, output, timestamp, as_json):
     """Restore a replica (see 'slotmem replicate') to a new file, then check it.
 
     URL is what 'slotmem replicate --to' was given. The latest state, or the state at
@@ -91,8 +93,14 @@ def restore_from(url, output, timestamp):
     slotmem restore-from s3://backups/agent.db -o restored.db --timestamp 2026-11-23T14:30Z
     """
     replication.restore(url, output, at=timestamp)
+    checks = open_store(output).doctor()
+    if as_json:
+        echo_json({"action": "restored", "url": url, "path": str(output), "checks": checks})
+        if any(row["ok"] is False for row in checks):
+            sys.exit(1)
+        return
     click.echo(f"restored {url} to {output}")
-    print_doctor(open_store(output).doctor())
+    print_doctor(checks)
 
 
 @cli.command()

@@ -11,7 +11,7 @@ import click
 
 from ..errors import CorruptDatabase, StorageError
 from .app import cli, database_option, open_store
-from .output import emit, format_options, print_doctor
+from .output import echo_json, emit, format_options, json_option, note, print_doctor
 
 
 @cli.command()
@@ -26,7 +26,11 @@ def path(database):
 @database_option
 def stats(as_json, database):
     """Counts per slot, file size, schema and driver."""
-    data = open_store(database).stats()
+    store = open_store(database)
+    data = store.stats()
+    if store.semantic.model_id() is None and store.semantic.vec_error():
+        # 'slotmem reindex' cannot turn semantic search on here: say what to install (as doctor)
+        data["semantic"] = f"off (full-text only): {store.semantic.vec_error()}"
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
@@ -54,7 +58,7 @@ def stats(as_json, database):
     metavar="P|default",
     help="The slot's floor for what reaches a prompt, 0 to 1 ('default': slotmem's)",
 )
-@format_options
+@format_options(json_help="Output a JSON array (when setting one: an object of what was set)")
 @database_option
 def policy(
     slot, default, cap, min_age_days, min_access_count, description, min_relevance, fmt, database
@@ -62,6 +66,7 @@ def policy(
     """Show the slots' policies, or set SLOT's (retention and relevance floor).
 
     A slot without a policy is pruned by the default policy (slot '*'), which --default sets.
+    Setting one with --json prints what was set (the policy, and the one it replaced).
 
     \b
     slotmem policy episodic --cap 200 --min-age-days 7
@@ -76,6 +81,7 @@ def policy(
         if not slot and not default:
             raise click.UsageError("setting a policy needs a SLOT (or --default)")
         old = store.default_policy() if default else store.policy(slot)
+        previous = old
         given = {"cap": cap, "min_age_days": min_age_days, "min_access_count": min_access_count}
         # what is not given stays as it was; a new slot's policy takes the Store's defaults
         kept = {} if old is None else {name: getattr(old, name) for name in given}
@@ -90,6 +96,16 @@ def policy(
             store.set_policy(
                 slot, **kept, description=description, min_relevance=_floor(min_relevance)
             )
+        if fmt == "json":
+            now = store.default_policy() if default else store.policy(slot)
+            echo_json(
+                {
+                    "action": "set",
+                    "policy": now.to_dict(),
+                    "previous": None if previous is None else previous.to_dict(),
+                }
+            )
+            return
     policies = [p for p in store.policies() if not slot or p.slot == slot]
     if not slot:
         policies.append(store.default_policy())
@@ -156,8 +172,9 @@ def prune(slot, cap, min_age_days, min_access_count, dry_run, include_protected,
 
 @cli.command()
 @click.option("--list", "list_", is_flag=True, help="List migrations and whether applied")
+@json_option("the migrations applied (with --list: every migration)")
 @database_option
-def migrate(list_, database):
+def migrate(list_, as_json, database):
     """Apply pending schema migrations (opening a file does this too)."""
     if list_:
         from ..storage import db
@@ -172,17 +189,25 @@ def migrate(list_, database):
             applied = set(schema.applied_migrations(connections.get()))
         finally:
             connections.close()
-        for name in schema.migration_names():
+        names = schema.migration_names()
+        if as_json:
+            echo_json([{"migration": name, "applied": name in applied} for name in names])
+            return
+        for name in names:
             click.echo(f"[{'x' if name in applied else ' '}] {name}")
         return
     applied = open_store(database).migrated
+    if as_json:
+        echo_json({"action": "migrated", "applied": list(applied)})
+        return
     click.echo(f"applied: {', '.join(applied)}" if applied else "up to date")
 
 
 @cli.command()
 @click.argument("dest", type=click.Path(dir_okay=False, path_type=Path))
+@json_option("the copy's path, size and facts")
 @database_option
-def backup(dest, database):
+def backup(dest, as_json, database):
     """Copy the memory file to DEST, a new file, while other processes keep writing.
 
     The copy is one consistent moment of the file, checked before it takes its name. To
@@ -193,6 +218,9 @@ def backup(dest, database):
     0 4 * * *  slotmem backup -d ~/agent.db ~/backups/agent-$(date +%F).db
     """
     report = open_store(database).backup(dest)
+    if as_json:
+        echo_json({"action": "backed up", **report})
+        return
     click.echo(f"backed up {report['facts']} facts to {report['path']} ({report['bytes']:,} bytes)")
 
 
@@ -214,8 +242,8 @@ def doctor(repair, as_json, database):
             "restore it from a backup"
         ) from e
     if repair:
-        for line in store.repair():
-            click.echo(line)
+        for line in store.repair():  # with --json, standard output is one JSON document
+            click.echo(line, err=as_json)
     print_doctor(store.doctor(), as_json)
 
 
@@ -226,8 +254,9 @@ def doctor(repair, as_json, database):
     help="llm embedding model id  [default: the file's, else all-minilm-l6-v2-int8]",
 )
 @click.option("--batch-size", type=click.IntRange(1, 4096), default=256, show_default=True)
+@json_option("the report (facts embedded, model, dimensions)")
 @database_option
-def reindex(model, batch_size, database):
+def reindex(model, batch_size, as_json, database):
     """Turn on semantic search, or bring its vectors up to date.
 
     Embeds every fact whose vector is missing or stale, in batches, with a progress bar;
@@ -247,12 +276,15 @@ def reindex(model, batch_size, database):
         report = store.semantic.reindex(
             model, batch_size=batch_size, total=start, progress=lambda n: bars[0].update(n)
         )
-    note = " (model switched: every fact re-embedded)" if report["switched"] else ""
-    click.echo(
-        f"{report['embedded']} facts embedded with {report['model']} "
-        f"({report['dimensions']} dimensions){note}"
-    )
-    if report["unusable"]:
+    if as_json:
+        echo_json({"action": "reindexed", **report})
+    else:
+        switched = " (model switched: every fact re-embedded)" if report["switched"] else ""
         click.echo(
+            f"{report['embedded']} facts embedded with {report['model']} "
+            f"({report['dimensions']} dimensions){switched}"
+        )
+    if report["unusable"]:
+        note(
             f"{report['unusable']} facts gave no usable vector: they are found by full-text search only"
         )
