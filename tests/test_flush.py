@@ -170,22 +170,25 @@ def test_parse_reply_directly():
 def test_malformed_fact_is_rejected_others_kept(store, mock_models):
     mock_models.plain.enqueue(
         reply(
-            {"slot": "user", "key": "drink", "value": "Prefers tea."},  # no confidence
+            {"slot": "user", "key": "drink", "value": "Prefers tea."},  # no confidence: assumed
             fact("editor", "Uses Neovim."),
             "Lives in Berlin",
             {**fact("lang", "Writes Python."), "reason": "said so"},  # extra field: ignored
+            {"slot": "user", "value": "Has a cat."},  # no key
         )
     )
     report = flush(store, transcript(), "mock")
     actions = [(i.action, i.key) for i in report.items]
     assert actions == [
-        ("rejected", "drink"),
+        ("created", "drink"),
         ("created", "editor"),
         ("rejected", ""),
         ("created", "lang"),
+        ("rejected", ""),
     ]
-    assert "confidence" in report.items[0].reason
+    assert store.get("user", "drink").confidence == 0.7  # policy.ASSUMED_CONFIDENCE
     assert report.items[2].reason.startswith("malformed fact")
+    assert "key" in report.items[4].reason
 
 
 # -- the write policy --------------------------------------------------------------------------

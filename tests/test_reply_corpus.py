@@ -226,7 +226,40 @@ CORPUS = [
     (
         "a fact without a confidence",
         '{"facts": [{"slot": "user", "key": "drink", "value": "Prefers tea."}, ' + js(DB) + "]}",
-        [("rejected", "user", "drink", "Prefers tea."), DB_ROW],
+        [("created", "user", "drink", "Prefers tea."), DB_ROW],
+    ),
+    (
+        "no fact with a confidence",  # small local models leave out what looks optional
+        json.dumps(
+            {"facts": [{k: v for k, v in f.items() if k != "confidence"} for f in (TZ, DB)]}
+        ),
+        [TZ_ROW, DB_ROW],
+    ),
+    (
+        "other names for the fields",
+        json.dumps(
+            [
+                {
+                    "category": "user",
+                    "name": "timezone",
+                    "fact": "Lives in Stockholm.",
+                    "confidence": 0.9,
+                },
+                {
+                    "slot": "project",
+                    "topic": "db.engine",
+                    "text": "Uses Postgres 16.",
+                    "confidence": 0.9,
+                },
+                {
+                    "type": "preference",
+                    "key": "drink",
+                    "content": "Prefers tea.",
+                    "confidence": 0.9,
+                },
+            ]
+        ),
+        [TZ_ROW, DB_ROW, ("rejected", "", "drink", "")],
     ),
     (
         "strings only",
@@ -410,13 +443,23 @@ CORPUS = [
     ),
     (
         "confidence as a word",
-        json.dumps([{**TZ, "confidence": "high"}, DB]),
-        [("rejected", "user", "timezone", "Lives in Stockholm."), DB_ROW],
+        json.dumps(
+            [
+                {**TZ, "confidence": "high"},
+                {**DB, "confidence": "low"},
+                {**CI, "confidence": "sure"},
+            ]
+        ),
+        [
+            TZ_ROW,
+            ("rejected", "project", "db.engine", "Uses Postgres 16."),
+            ("rejected", "agent", "ci.first", "Runs the tests before pushing."),
+        ],
     ),
     (
         "confidence out of 100",
-        json.dumps([{**TZ, "confidence": 90}, DB]),
-        [("rejected", "user", "timezone", "Lives in Stockholm."), DB_ROW],
+        json.dumps([{**TZ, "confidence": 90}, {**DB, "confidence": 250}]),
+        [TZ_ROW, ("rejected", "project", "db.engine", "Uses Postgres 16.")],
     ),
     (
         "confidence NaN and Infinity",
@@ -532,8 +575,12 @@ def test_the_corpus(store, mock_models, name, text, rows):
 
 REASONS = {  # the reason each rejected fact of these replies gives, in order
     "ttl a bare number": ["ttl '3600' is not a duration: use a number and a unit"],
-    "confidence as a word": ["malformed fact: confidence 'high' is not a number"],
-    "confidence out of 100": ["confidence 90.0 is outside [0, 1]"],
+    "confidence as a word": [
+        "confidence 0.3 is below the floor 0.4",
+        "malformed fact: confidence 'sure' is not a number",
+    ],
+    "confidence out of 100": ["confidence 250.0 is outside [0, 1]"],
+    "other names for the fields": ["malformed fact: slot: Field required"],
     "confidence NaN and Infinity": ["confidence nan is outside", "confidence inf is outside"],
     "a slot that is not one of the slots": ["unknown slot 'preferences'"],
     "a list, an object and null as the value": [
@@ -816,14 +863,15 @@ def test_an_unreadable_continuation_fails_the_flush(store, mock_models):
 def test_the_command_line_writes_every_fact_of_a_reasoning_models_reply(tmp_path, mock_models):
     """The common reply of a reasoning model run locally (Qwen3, DeepSeek-R1 through Ollama):
     its reasoning, drafts and the prompt's example in it, then the facts, each durable one
-    with "ttl": "none", and one fact whose confidence is a word."""
+    with "ttl": "none", one whose confidence is a word, one with none."""
     from click.testing import CliRunner
 
     from slotmem import Store
     from slotmem.cli.flush import flush as flush_command
 
     facts = [{**TZ, "ttl": "none"}, {**DB, "ttl": "permanent"}, {**CI, "ttl": None}, TRIP]
-    facts.append({**LAPTOP, "confidence": "high"})
+    facts.append({**LAPTOP, "confidence": "unsure"})
+    facts[2] = {k: v for k, v in CI.items() if k != "confidence"}
     reply = THINK_DRAFTS + "```json\n" + json.dumps({"facts": facts}, indent=2) + "\n```"
     (tmp_path / "chat.txt").write_text("I live in Stockholm and I am in Rome.")
     mock_models.plain.enqueue(reply)
@@ -831,7 +879,7 @@ def test_the_command_line_writes_every_fact_of_a_reasoning_models_reply(tmp_path
     result = CliRunner().invoke(flush_command, args)
     assert result.exit_code == 0, result.output
     assert "4 created, 0 updated, 0 unchanged, 1 rejected (model mock" in result.output
-    assert "confidence 'high' is not a number" in result.output
+    assert "confidence 'unsure' is not a number" in result.output
     assert "Is at the airport." not in result.output  # the prompt's example, in the reasoning
     with Store(tmp_path / "m.db") as store:
         assert sorted((f.slot, f.key, f.value) for f in store.list_facts()) == [

@@ -13,7 +13,7 @@ from ..errors import InvalidInput
 from ..safety import injection_reason, one_line, redact, secret_reason
 from .dates import anchor, to_ms
 from .defaults import DEFAULT_MIN_CONFIDENCE
-from .reply import ProposedFact
+from .reply import SYNONYMS, ProposedFact
 from .report import FlushItem
 
 KEY_MAX_CHARS = 100
@@ -26,6 +26,11 @@ _ISO_DURATION = re.compile(
     r"p(?:(\d+)y)?(?:(\d+)m)?(?:(\d+)w)?(?:(\d+)d)?(?:t(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?)?"
 )
 _PERCENT = re.compile(r"\s*(\d{1,3}(?:\.\d+)?)\s*%\s*")
+ASSUMED_CONFIDENCE = 0.7  # a fact given without one: above the floor, below a firm statement
+WORD_CONFIDENCE = {
+    "certain": 1.0, "very high": 0.95, "high": 0.9, "medium": 0.6, "moderate": 0.6,
+    "low": 0.3, "very low": 0.1,
+}  # fmt: skip
 VALUE_MAX_CHARS = 500
 
 
@@ -45,7 +50,7 @@ class Policy:
     def check(self, raw, said: datetime.datetime | None = None) -> FlushItem:
         """``said``: when the chunk the fact comes from was said. A value that still holds a
         relative date gets that day appended; a ttl counts from then."""
-        fields = _known_fields(raw)
+        fields = _known_fields(raw, self.slots)
         if isinstance(fields, dict) and "slot" not in fields and len(self.slots) == 1:
             fields["slot"] = self.slots[0]  # flushing into one slot: the model may not name it
         try:
@@ -98,17 +103,32 @@ class Policy:
         return None
 
 
-def _known_fields(raw):
-    """The fields of a fact, a number given as its value made text ("34") and a percentage
-    as its confidence a fraction ("90%" is 0.9)."""
+def _known_fields(raw, slots=()):
+    """The fields of a fact: a field missing read from a synonym (``"fact"`` for ``value``,
+    ``"category"`` naming one of ``slots`` for ``slot``), a number given as its value made text
+    ("34"), a confidence as a percentage ("90%", 90) or a word ("high") made a fraction, and a
+    missing one ``ASSUMED_CONFIDENCE`` when the rest is there."""
     if not isinstance(raw, dict):
         return raw
     fields = {name: raw[name] for name in ProposedFact.model_fields if name in raw}
+    for name, others in SYNONYMS.items():
+        found = [raw[other] for other in others if isinstance(raw.get(other), str)]
+        if name == "slot":
+            found = [text for text in found if text.strip().lower() in slots]
+        if name not in fields and found:
+            fields[name] = found[0]
     value, confidence = fields.get("value"), fields.get("confidence")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         fields["value"] = str(value)
     if isinstance(confidence, str) and (percent := _PERCENT.fullmatch(confidence)):
         fields["confidence"] = float(percent.group(1)) / 100
+    elif isinstance(confidence, str) and confidence.strip().lower() in WORD_CONFIDENCE:
+        fields["confidence"] = WORD_CONFIDENCE[confidence.strip().lower()]
+    elif isinstance(confidence, (int, float)) and not isinstance(confidence, bool):
+        if 1 < confidence <= 100 and float(confidence).is_integer():
+            fields["confidence"] = confidence / 100  # out of 100
+    elif "confidence" not in fields and {"key", "value"} <= fields.keys():
+        fields["confidence"] = ASSUMED_CONFIDENCE
     if "ttl" in fields:
         fields["ttl"] = _ttl(fields["ttl"])
     return fields

@@ -318,11 +318,22 @@ def _lower(item):
     return {str(name).strip().lower(): inner for name, inner in item.items()}
 
 
+# What models write instead of the fields asked for: the policy reads them where the field itself
+# is missing (a "slot" synonym only when it names a slot).
+SYNONYMS = {
+    "value": ("fact", "text", "content", "statement", "memory", "description", "detail"),
+    "key": ("name", "topic", "subject", "attribute", "label", "id"),
+    "slot": ("category", "namespace", "scope", "type"),
+}
+
+
 def _is_fact(item) -> bool:
     if not isinstance(item, dict) or _is_schema(item):
         return False
     fields = set(item)
-    return "value" in fields and bool(fields & {"key", "slot"}) or {"key", "slot"} <= fields
+    if "value" in fields or {"key", "slot"} <= fields:
+        return bool(fields & {"key", "slot"})  # {"name": "retries", "value": 3} is not one
+    return bool(fields & set(SYNONYMS["value"])) and bool(fields & {"key", *SYNONYMS["key"]})
 
 
 def _with_slot(item, slot: str | None):
