@@ -9,12 +9,15 @@ SCENARIO: search (fork while a search's window is open and another thread search
 transaction (fork inside ``store.transaction()``), semantic (fork after the helper thread of the
 vector scan has run, with fake embeddings), spilled (fork inside a transaction that has written
 pages into the WAL: the child must read, have its writes refused at once, and leave the
-parent's transaction whole). Each child must exit 0 within BOUND_SECONDS (10); a
+parent's transaction whole), asyncio (fork after an AsyncStore's worker threads ran: the child
+awaits calls), writing (fork while another thread stays inside a write transaction past the
+fork's wait: the child's writes are refused at once). Each child must exit 0 within BOUND_SECONDS (10); a
 child that does not is killed. Prints one JSON line: {"ok": n, "hung": [...], "failed": [...]}.
 """
 
 from __future__ import annotations
 
+import asyncio
 import faulthandler
 import hashlib
 import json
@@ -200,6 +203,89 @@ def scenario_semantic(store: Store, run: int, bound: float) -> str:
     if store.semantic.index._pool is None:
         raise SystemExit("the helper thread did not run")
     return wait(fork(store, f"semantic{run}"), bound)
+
+
+def scenario_asyncio(store: Store, run: int, bound: float) -> str:
+    """Fork after an AsyncStore's worker threads have run (a server that opened its memory
+    before forking its workers): the child awaits calls of its own."""
+    from slotmem.aio import AsyncStore
+
+    mem = AsyncStore(store, workers=2)
+    asyncio.run(_calls(mem, "parent", run))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            asyncio.run(_calls(mem, "child", run))
+            asyncio.run(mem.aclose())
+        except BaseException as e:  # noqa: BLE001 - reported through the exit code
+            print(f"child: {type(e).__name__}: {e}", file=sys.stderr)
+            sys.exit(2)
+        sys.exit(0)
+    return wait(pid, bound)
+
+
+async def _calls(mem, who: str, run: int) -> None:
+    if not await mem.query_facts("green tea"):
+        raise SystemExit(f"{who}: the search found nothing")
+    key = f"{who}.asyncio{run}.{os.getpid()}"
+    await mem.upsert("agent", key, f"an AsyncStore's {who} wrote this")
+    await mem.prune()
+
+
+def scenario_writing(store: Store, run: int, bound: float) -> str:
+    """Fork while another thread stays inside a write transaction past the fork's wait (a
+    thread of the user's that writes slowly): the child searches; its writes, its prune and
+    its queued access counts fail at once (the parent's write lock can never be the child's),
+    not after a busy timeout each; it exits at once."""
+    from slotmem.storage import forks
+
+    forks.QUIET_SECONDS = 0.2  # how long the fork waits for the thread: any finite time
+    inside, done = threading.Event(), threading.Event()
+
+    def writing():
+        with store.transaction():
+            store.upsert("project", f"slow{run}", "a slow write of another thread")
+            inside.set()
+            done.wait(300)
+
+    other = threading.Thread(target=writing)
+    other.start()
+    try:
+        inside.wait(60)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            sys.exit(_refused(store, run))
+        outcome = wait(pid, bound)
+    finally:
+        done.set()
+        other.join()
+    return outcome
+
+
+def _refused(store: Store, run: int) -> int:
+    try:
+        if not store.query_facts("green tea"):
+            return 3
+        for write in (
+            lambda: store.upsert("agent", f"child.writing{run}", "a forked child wrote this"),
+            lambda: store.prune(),
+        ):
+            try:
+                write()
+            except StorageError as e:
+                if "forked" not in str(e):
+                    raise
+            else:
+                return 4
+        store.close()
+    except BaseException as e:  # noqa: BLE001 - reported through the exit code
+        print(f"child: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def main() -> None:

@@ -363,6 +363,14 @@ def _keep(conn) -> None:
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(conn))
 
 
+def _writing(conn) -> bool:
+    """Is ``conn`` (a connection another thread of the parent used) inside a transaction?"""
+    try:
+        return bool(conn.in_transaction)
+    except Exception:  # closed
+        return False
+
+
 def _spilled(key: int) -> bool:
     """In a child: had the transaction of connection ``key`` written into the WAL by the fork?"""
     began = _began.get(key)
@@ -433,6 +441,13 @@ class Connections:
         for owner, inherited in self._all:
             if owner != pid:
                 _keep(inherited)
+                if inherited is not conn and _writing(inherited):
+                    # another thread of the parent was writing (it stayed in slotmem past the
+                    # fork's wait): SQLite's record that this process holds the write lock
+                    # is inherited, and no connection of the child would ever get it (each
+                    # write would wait out the busy timeout, the access thread three): the
+                    # child's writes fail at once instead.
+                    _stuck.add(os.fspath(self.path))
 
     def get(self):
         local = self._local
