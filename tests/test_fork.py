@@ -25,7 +25,9 @@ BOUND = float(os.environ.get("SLOTMEM_FORK_BOUND", "60"))
 SCRIPT = Path(__file__).with_name("forking.py")
 
 
-@pytest.mark.parametrize("scenario", ["search", "queued", "transaction", "semantic", "spilled", "asyncio", "writing"])
+@pytest.mark.parametrize(
+    "scenario", ["search", "queued", "transaction", "semantic", "spilled", "asyncio", "writing"]
+)
 def test_a_child_forked_while_slotmem_holds_a_lock_finishes(scenario, tmp_path):
     database = tmp_path / "memory.db"
     try:

@@ -24,8 +24,27 @@ LOOK_ALIKES = [
     "owner\ufe0f",  # variation selector
     "ｏｗｎｅｒ",  # fullwidth (NFKC)
     "\u043ewner",  # Cyrillic о
-    "ow\u0578er",  # Armenian ո is not folded: a different key
+    "ow\u0578er",  # Armenian ո
+    "\u0585wner",  # Armenian օ
+    "ᴏᴡɴᴇʀ",  # Latin small capitals
+    "owne\u0301r",  # a combining acute accent
+    "o\u0323wner",  # a combining dot below
+    "owner\u0338",  # a combining overlay
+    "owner.",  # punctuation at an end
+    "Owner:",
+    "_owner_",
+    "owner\u3000",  # an ideographic space
+    "ow ner",  # a space inside is another key
 ]
+
+
+def test_key_forms_of_other_words():
+    assert key_form("prİce") == key_form("prıce") == "price"  # Turkish dotted and dotless i
+    assert key_form("deploy_schedule") == key_form("Deploy-Schedule") == "deploy schedule"
+    assert key_form("résumé") == "resume"
+    assert key_form("user/owner") != "owner"  # a key naming a slot is another key
+    assert key_form("किताब") == "किताब"  # a Hindi key keeps its marks
+    assert key_form("_") == "_" and key_form("...") == "..."  # punctuation only: kept
 
 
 def test_key_forms():

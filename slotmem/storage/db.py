@@ -367,7 +367,7 @@ def _writing(conn) -> bool:
     """Is ``conn`` (a connection another thread of the parent used) inside a transaction?"""
     try:
         return bool(conn.in_transaction)
-    except Exception:  # closed
+    except driver.Error:  # closed
         return False
 
 
