@@ -171,3 +171,25 @@ def test_a_file_with_two_spellings_stays_readable_and_the_doctor_lists_them(db_p
         assert store.delete("user", "Owner")  # the exact spelling first
         row = {r["check"]: r for r in store.doctor()}["one spelling per key"]
         assert row["ok"] is True
+
+
+def test_migration_0015_computes_the_forms_again(db_path):
+    """A file whose forms 0013 computed: ``owner.`` had a form of its own then; now a write to
+    ``owner`` reaches that protected fact."""
+    conn = db.connect(db_path, "rwc")
+    names = migrate.migration_names()
+    migrate.migration_set().apply(
+        Database(conn), stop_before=names[names.index("0015_key_forms_again") :]
+    )
+    conn.execute(
+        "INSERT INTO memory_facts (id, slot, key, value, created_at, updated_at, last_accessed, "
+        "protected_at, key_form) VALUES (?, 'user', 'owner.', 'Maja Berg owns this account', "
+        "1, 1, 1, 1, 'owner.')",
+        ("a" * 16,),
+    )
+    conn.close()
+    with Store(db_path) as store:
+        assert "0015_key_forms_again" in store.migrated
+        with pytest.raises(ProtectedFact, match="user/owner. is protected"):
+            store.upsert("user", "owner", "Mallory owns this account", allow_protected=False)
+        assert [f.key for f in store.list_facts("user", limit=None)] == ["owner."]
