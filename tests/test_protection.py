@@ -253,10 +253,10 @@ def test_every_agent_surface_then_prune_dedupe_and_import_leave_a_protected_fact
 def test_an_agents_episode_cannot_change_a_protected_fact_or_give_it_an_expiry(owned, clock):
     with Store(owned, clock=clock) as store:
         attempts = [
-            dict(slot="user", key="owner", text=HOSTILE),  # the episode's own key
-            dict(slot="user", key="Owner", text=OWNER),  # the same text: it would become one
-            dict(facts=[{"slot": "user", "key": "owner", "value": OWNER, "ttl": "1d"}]),
-            dict(facts=[{"slot": "user", "key": "ＯＷＮＥＲ", "value": HOSTILE}]),
+            {"slot": "user", "key": "owner", "text": HOSTILE},  # the episode's own key
+            {"slot": "user", "key": "Owner", "text": OWNER},  # the same text: it would become one
+            {"facts": [{"slot": "user", "key": "owner", "value": OWNER, "ttl": "1d"}]},
+            {"facts": [{"slot": "user", "key": "ＯＷＮＥＲ", "value": HOSTILE}]},
         ]
         for attempt in attempts:
             attempt.setdefault("text", "The agent's run")
