@@ -333,3 +333,30 @@ def test_a_look_alike_the_first_round_missed_reaches_the_protected_fact(owned, k
     assert result.is_error and "user/owner is protected" in text_of(result)
     facts = intact(owned)
     assert sorted(f.key for f in facts) == ["drink", "owner"]  # nothing beside it
+
+
+def test_a_file_that_is_not_this_memorys_export_changes_no_protected_fact(owned, tmp_path, clock):
+    """Another memory's export (an agent may have written it; it passes the write scan): newer
+    values, an expiry, a rating of -3 and ``replace`` leave the person's fact as it was."""
+    other = tmp_path / "other.db"
+    with Store(other, create=True, clock=clock) as store:
+        clock.advance(days=1)  # newer than the person's: merge would take it
+        store.upsert("user", "owner", HOSTILE, ttl="2d")
+        store.rate("user", "owner", -3, "wrong")
+        store.upsert("user", "city", "Maja lives in Paris")
+    exported = tmp_path / "other.jsonl"
+    run("export", "-o", exported, "-d", other)
+    for mode in ("merge", "replace"):
+        out = run("import", exported, "--mode", mode, "--json", "-d", owned)
+        kept = [c for c in json.loads(out)["changes"] if c["key"] == "owner"]
+        assert [c["action"] for c in kept] == ["kept"], out
+    clock.advance(days=3)
+    run("prune", "-d", owned)
+    facts = intact(owned)
+    assert [f.key for f in facts] == ["city", "owner"]  # replace removed the agent's drink
+    with Store(owned) as store:
+        assert not store.conn.execute("SELECT count(*) FROM memory_feedback").fetchone()[0]
+    run("import", exported, "--mode", "merge", "--trusted", "-d", owned)  # the person vouches
+    with Store(owned) as store:  # the file's value, and its expiry (past by now)
+        row = store.conn.execute("SELECT value FROM memory_facts WHERE key = 'owner'").fetchone()
+        assert row[0] == HOSTILE and store.get("user", "owner") is None
