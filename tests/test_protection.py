@@ -4,6 +4,7 @@ against a protected fact, then the owner's upkeep (prune, dedupe, import) runs: 
 value and its quality are as the person left them."""
 
 import asyncio
+import dataclasses
 import json
 
 import pytest
@@ -360,3 +361,28 @@ def test_a_file_that_is_not_this_memorys_export_changes_no_protected_fact(owned,
     with Store(owned) as store:  # the file's value, and its expiry (past by now)
         row = store.conn.execute("SELECT value FROM memory_facts WHERE key = 'owner'").fetchone()
         assert row[0] == HOSTILE and store.get("user", "owner") is None
+
+
+def test_dedupe_reads_the_pair_again_inside_its_transaction(owned, clock, monkeypatch):
+    """The person protects a fact after dedupe chose its pairs (an agent's older copy kept,
+    the person's newer one dropped): the merge, inside the transaction, keeps the protected."""
+    with Store(owned, clock=clock) as store:
+        store.unprotect("user", "owner")
+        clock.advance(days=1)
+        store.upsert("user", "owner", COPY)  # the person's newer wording, not yet protected
+        store.upsert("user", "account_owner", OWNER, source="agent")  # the agent's copy
+        clock.advance(days=1)
+        store.upsert("user", "owner", OWNER)  # same value now: the agent's copy is older
+        chosen = store.duplicates("user", semantic=False)
+        [pair] = chosen
+        assert (pair.keep.key, pair.drop.key) == ("owner", "account_owner")
+        flipped = [dataclasses.replace(pair, keep=pair.drop, drop=pair.keep)]  # as if newer
+
+        def then_protected(*args, **kwargs):
+            store.protect("user", "owner")
+            return flipped
+
+        monkeypatch.setattr(store, "duplicates", then_protected)
+        store.dedupe("user", semantic=False)
+        assert store.get("user", "account_owner") is None
+    intact(owned)
