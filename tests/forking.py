@@ -11,7 +11,8 @@ vector scan has run, with fake embeddings), spilled (fork inside a transaction t
 pages into the WAL: the child must read, have its writes refused at once, and leave the
 parent's transaction whole), asyncio (fork after an AsyncStore's worker threads ran: the child
 awaits calls), writing (fork while another thread stays inside a write transaction past the
-fork's wait: the child's writes are refused at once). Each child must exit 0 within BOUND_SECONDS (10); a
+fork's wait), inside (fork while other threads run inside SQLite past it): in those two the
+child's calls are refused at once. Each child must exit 0 within BOUND_SECONDS (10); a
 child that does not is killed. Prints one JSON line: {"ok": n, "hung": [...], "failed": [...]}.
 """
 
@@ -31,6 +32,7 @@ import time
 import llm
 
 from slotmem import StorageError, Store
+from slotmem.storage import forks
 
 WORDS = ["tea", "coffee", "deploy", "berlin", "friday", "python", "review", "garden"]
 
@@ -236,12 +238,8 @@ async def _calls(mem, who: str, run: int) -> None:
 
 def scenario_writing(store: Store, run: int, bound: float) -> str:
     """Fork while another thread stays inside a write transaction past the fork's wait (a
-    thread of the user's that writes slowly): the child searches; its writes, its prune and
-    its queued access counts fail at once (the parent's write lock can never be the child's),
-    not after a busy timeout each; it exits at once."""
-    from slotmem.storage import forks
-
-    forks.QUIET_SECONDS = 0.2  # how long the fork waits for the thread: any finite time
+    thread of the user's that writes slowly): the child's calls are refused at once (before,
+    each write waited out the busy timeout, and its exit three more), and it exits at once."""
     inside, done = threading.Event(), threading.Event()
 
     def writing():
@@ -254,28 +252,65 @@ def scenario_writing(store: Store, run: int, bound: float) -> str:
     other.start()
     try:
         inside.wait(60)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            sys.exit(_refused(store, run))
-        outcome = wait(pid, bound)
+        return _refused_child(store, run, bound)
     finally:
         done.set()
         other.join()
-    return outcome
+
+
+def scenario_inside(store: Store, run: int, bound: float) -> str:
+    """Fork while other threads run inside SQLite past the fork's wait (long queries): one
+    of them may hold a lock of SQLite's own (its allocator's, the one around opening files),
+    held in the child for good: a child that opened a connection hung there (4 of 30). The
+    child's calls are refused at once instead."""
+    stop = threading.Event()
+    inside = [threading.Event(), threading.Event()]
+
+    def querying(entered: threading.Event):
+        conn = store.conn
+        with forks.calling():  # as one long Store call would be
+            entered.set()
+            while not stop.is_set():
+                conn.execute(LONG_QUERY).fetchone()
+
+    others = [threading.Thread(target=querying, args=(entered,)) for entered in inside]
+    for other in others:
+        other.start()
+    try:
+        for entered in inside:
+            entered.wait(60)
+        return _refused_child(store, run, bound)
+    finally:
+        stop.set()
+        for other in others:
+            other.join()
+
+
+LONG_QUERY = """WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000)
+SELECT group_concat(hex(randomblob(8))) FROM c"""
+
+
+def _refused_child(store: Store, run: int, bound: float) -> str:
+    forks.QUIET_SECONDS = 0.2  # how long the fork waits for the other threads: any finite time
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        sys.exit(_refused(store, run))
+    return wait(pid, bound)
 
 
 def _refused(store: Store, run: int) -> int:
+    """Each call fails at once with a StorageError that says why; close and exit work."""
     try:
-        if not store.query_facts("green tea"):
-            return 3
-        for write in (
-            lambda: store.upsert("agent", f"child.writing{run}", "a forked child wrote this"),
+        for call in (
+            lambda: store.query_facts("green tea"),
+            lambda: store.upsert("agent", f"child.refused{run}", "a forked child wrote this"),
             lambda: store.prune(),
+            lambda: Store(store.path).get("user", "k1"),
         ):
             try:
-                write()
+                call()
             except StorageError as e:
                 if "forked" not in str(e):
                     raise

@@ -138,6 +138,12 @@ def connect(path: str | os.PathLike, mode: str = "rw"):
     URI mode: ``rw`` never creates the file, ``rwc`` does, ``ro`` only reads, and
     ``ro&immutable=1`` reads a file whose directory this process cannot write."""
     uri = f"{Path(path).absolute().as_uri()}?mode={mode}"  # the path percent-encoded: plain
+    if not forks.usable():
+        raise StorageError(
+            f"{path}: this process was forked while another thread of its parent was inside "
+            "slotmem (a lock SQLite held then stays held here): it cannot open the file; fork "
+            "when no other thread is using slotmem, or use the 'spawn' start method"
+        )
     try:
         return driver.connect(
             uri,
@@ -363,14 +369,6 @@ def _keep(conn) -> None:
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(conn))
 
 
-def _writing(conn) -> bool:
-    """Is ``conn`` (a connection another thread of the parent used) inside a transaction?"""
-    try:
-        return bool(conn.in_transaction)
-    except driver.Error:  # closed
-        return False
-
-
 def _spilled(key: int) -> bool:
     """In a child: had the transaction of connection ``key`` written into the WAL by the fork?"""
     began = _began.get(key)
@@ -441,13 +439,6 @@ class Connections:
         for owner, inherited in self._all:
             if owner != pid:
                 _keep(inherited)
-                if inherited is not conn and _writing(inherited):
-                    # another thread of the parent was writing (it stayed in slotmem past the
-                    # fork's wait): SQLite's record that this process holds the write lock
-                    # is inherited, and no connection of the child would ever get it (each
-                    # write would wait out the busy timeout, the access thread three): the
-                    # child's writes fail at once instead.
-                    _stuck.add(os.fspath(self.path))
 
     def get(self):
         local = self._local
