@@ -75,6 +75,9 @@ def key_form(value: str) -> str:
     ``İ`` is ``i``), spaces, ``_`` and dashes one space, punctuation at either end dropped, and
     letters of other scripts that look Latin folded to Latin where the key has Latin letters or
     is made of look-alikes only (a Russian or Greek key keeps its letters)."""
+    if value.isascii():  # most keys: nothing of the rest applies
+        form = " ".join(value.lower().split())
+        return " ".join(form.replace("_", " ").replace("-", " ").split()).strip(_KEY_ENDS) or form
     form = unicodedata.normalize("NFKC", value)
     form = "".join(ch for ch in form if not _invisible(ch)).casefold()
     form = " ".join(unicodedata.normalize("NFKC", _unmarked(form)).split())

@@ -5,6 +5,8 @@ import asyncio
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp import Client
 from sqlite_utils import Database
 
@@ -193,3 +195,10 @@ def test_migration_0015_computes_the_forms_again(db_path):
         with pytest.raises(ProtectedFact, match="user/owner. is protected"):
             store.upsert("user", "owner", "Mallory owns this account", allow_protected=False)
         assert [f.key for f in store.list_facts("user", limit=None)] == ["owner."]
+
+
+@given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), min_size=1))
+def test_an_ascii_key_has_the_form_the_general_path_gives(key):
+    """key_form's path for ASCII keys is the general one (a zero-width space sends a key
+    through it, and is dropped there)."""
+    assert key_form(key) == key_form(key + "\u200b")
