@@ -12,7 +12,8 @@ pages into the WAL: the child must read, have its writes refused at once, and le
 parent's transaction whole), asyncio (fork after an AsyncStore's worker threads ran: the child
 awaits calls), writing (fork while another thread stays inside a write transaction past the
 fork's wait), inside (fork while other threads run inside SQLite past it): in those two the
-child's calls are refused at once. Each child must exit 0 within BOUND_SECONDS (10); a
+child's calls are refused at once; thread (fork from a thread that is not the main one),
+pool (multiprocessing's Pool with the fork start method). Each child must exit 0 within BOUND_SECONDS (10); a
 child that does not is killed. Prints one JSON line: {"ok": n, "hung": [...], "failed": [...]}.
 """
 
@@ -205,6 +206,45 @@ def scenario_semantic(store: Store, run: int, bound: float) -> str:
     if store.semantic.index._pool is None:
         raise SystemExit("the helper thread did not run")
     return wait(fork(store, f"semantic{run}"), bound)
+
+
+def scenario_thread(store: Store, run: int, bound: float) -> str:
+    """Fork from a thread that is not the main one while the main one searches."""
+    stop, outcome = threading.Event(), []
+    forking = threading.Thread(target=lambda: outcome.append(fork(store, f"thread{run}")))
+    forking.start()
+    while forking.is_alive() and not stop.is_set():
+        store.query_facts("green tea")
+        forking.join(0.001)
+    forking.join()
+    return wait(outcome[0], bound)
+
+
+POOLED: list[Store] = []
+
+
+def _pooled(number: int) -> int:
+    store = POOLED[0]
+    store.query_facts("green tea")
+    store.upsert("project", f"pool.{os.getpid()}.{number}", "a pool's worker wrote this")
+    return number
+
+
+def scenario_pool(store: Store, run: int, bound: float) -> str:
+    """multiprocessing's Pool with the 'fork' start method, its workers using the parent's
+    Store (their exit is os._exit, without atexit handlers)."""
+    import multiprocessing
+
+    POOLED[:] = [store]
+    store.query_facts("green tea")
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        done = pool.map_async(_pooled, range(6))
+        try:
+            if done.get(bound) != list(range(6)):
+                return "wrong results"
+        except multiprocessing.TimeoutError:
+            return "hung"
+    return wait(fork(store, f"pool{run}"), bound)  # and a child of the parent afterwards
 
 
 def scenario_asyncio(store: Store, run: int, bound: float) -> str:

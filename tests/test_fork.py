@@ -27,7 +27,18 @@ SCRIPT = Path(__file__).with_name("forking.py")
 
 @pytest.mark.parametrize(
     "scenario",
-    ["search", "queued", "transaction", "semantic", "spilled", "asyncio", "writing", "inside"],
+    [
+        "search",
+        "queued",
+        "transaction",
+        "semantic",
+        "spilled",
+        "asyncio",
+        "writing",
+        "inside",
+        "thread",
+        "pool",
+    ],
 )
 def test_a_child_forked_while_slotmem_holds_a_lock_finishes(scenario, tmp_path):
     database = tmp_path / "memory.db"
