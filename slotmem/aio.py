@@ -50,11 +50,23 @@ class AsyncStore:
         self.store = (
             path_or_store if isinstance(path_or_store, Store) else Store(path_or_store, **options)
         )
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="slotmem")
+        self._workers = workers
+        self._pid, self._pool = os.getpid(), self._new_pool()
+
+    def _new_pool(self) -> ThreadPoolExecutor:
+        return ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="slotmem")
+
+    def _executor(self) -> ThreadPoolExecutor:
+        """The pool, a new one in a forked child: the parent's worker threads are not in the
+        child, but its pool still counts them (and their idle turns), so it would start no
+        thread for a call, and the call would wait forever."""
+        if self._pid != os.getpid():
+            self._pid, self._pool = os.getpid(), self._new_pool()
+        return self._pool
 
     async def call(self, function: Callable[[], R]) -> R:
         """Run ``function()`` in a worker thread and await its result."""
-        return await asyncio.get_running_loop().run_in_executor(self._pool, function)
+        return await asyncio.get_running_loop().run_in_executor(self._executor(), function)
 
     async def run(self, function: Callable[..., R], *args, **kwargs) -> R:
         """``function(store, *args, **kwargs)`` in one worker thread: a transaction, a context
@@ -114,7 +126,7 @@ class AsyncStore:
     async def aclose(self) -> None:
         """Close the Store (its queued access counts are written) and the worker threads."""
         await self.call(self.store.close)
-        self._pool.shutdown(wait=True)
+        self._executor().shutdown(wait=True)
 
     async def __aenter__(self):
         return self

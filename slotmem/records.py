@@ -87,7 +87,7 @@ class Hit:
 
 @dataclass(frozen=True)
 class UpsertResult:
-    action: str  # "created" | "updated" | "unchanged"
+    action: str  # "created" | "updated" | "unchanged" | "protected" (left: upsert_many)
     fact: Fact
     previous: Fact | None = None
 

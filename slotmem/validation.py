@@ -49,29 +49,59 @@ def key(value) -> str:
     return text(value, "key", MAX_KEY_CHARS, single_line=True)
 
 
-# Letters of other scripts that look like Latin ones (as slotmem.safety folds them for its scan).
-_KEY_LOOKALIKES = str.maketrans(
-    "аеорсхуіјѕԁһӏкмнтвαορικντυχεɡıɪʟ",
-    "aeopcxyijsdhlkmhtbaopikvtuxegiil",
+# Letters of other scripts (and Latin small capitals and phonetic letters) that look like Latin
+# ones, after case folding: Cyrillic, Greek, Armenian, then Latin (as slotmem.safety folds some).
+_LOOKALIKE_PAIRS = (
+    ("аеорсхуіјѕԁһӏкмнтвԝԛѵүѡғ", "aeopcxyijsdhlkmhtbwqvywf"),
+    ("αορικντυχεωηγϳ", "aopikvtuxewnyj"),
+    ("օսոհցզա", "ounhgqw"),
+    ("ɡıɪʟɑȷɩɢʜɴʀʏʙꜱᴀᴄᴅᴇᴊᴋᴍᴏᴘᴛᴜᴠᴡᴢ", "giilajighnrybsacdejkmoptuvwz"),
 )
-_KEY_LOOKALIKE_CHARS = frozenset("аеорсхуіјѕԁһӏкмнтвαορικντυχεɡıɪʟ")
+_KEY_LOOKALIKES = str.maketrans(
+    "".join(chars for chars, _ in _LOOKALIKE_PAIRS), "".join(to for _, to in _LOOKALIKE_PAIRS)
+)
+_KEY_LOOKALIKE_CHARS = frozenset("".join(chars for chars, _ in _LOOKALIKE_PAIRS))
 _KEY_INVISIBLE = frozenset("\u034f\u115f\u1160\u3164\uffa0")  # joiner, Hangul fillers
+_MARKED_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC", "ARMENIAN")  # whose marks a key drops
+_KEY_ENDS = " .,;:!?'\"`*~-_"  # stripped from both ends of a key's form
 
 
 def key_form(value: str) -> str:
-    """What makes two keys one: ``Owner``, ``owner\u200b``, ``ｏｗｎｅｒ`` and ``оwner`` (a
-    Cyrillic о) are all ``owner``. Unicode NFKC (width and compatibility forms), invisible
-    characters removed (format characters such as zero-width spaces and joiners, variation
-    selectors, fillers), case folded, runs of spaces made one, and letters of other scripts
-    that look Latin folded to Latin where the key has Latin letters or is made of look-alikes
-    only (a Russian or Greek key keeps its letters)."""
+    """What makes two keys one: ``Owner``, ``owner\u200b``, ``ｏｗｎｅｒ``, ``оwner`` (a
+    Cyrillic о), ``ᴏᴡɴᴇʀ``, ``ownér``, ``owner.`` and ``OWNER_`` are all ``owner``. Unicode NFKC
+    (width and compatibility forms), invisible characters removed (format characters such as
+    zero-width spaces and joiners, variation selectors, fillers), case folded, the marks over
+    Latin, Greek, Cyrillic and Armenian letters dropped (accents, a combining dot or overlay:
+    ``İ`` is ``i``), spaces, ``_`` and dashes one space, punctuation at either end dropped, and
+    letters of other scripts that look Latin folded to Latin where the key has Latin letters or
+    is made of look-alikes only (a Russian or Greek key keeps its letters)."""
+    if value.isascii():  # most keys: nothing of the rest applies
+        form = " ".join(value.lower().split())
+        return " ".join(form.replace("_", " ").replace("-", " ").split()).strip(_KEY_ENDS) or form
     form = unicodedata.normalize("NFKC", value)
     form = "".join(ch for ch in form if not _invisible(ch)).casefold()
-    form = " ".join(unicodedata.normalize("NFKC", form).split())
+    form = " ".join(unicodedata.normalize("NFKC", _unmarked(form)).split())
+    spaced = "".join(" " if ch == "_" or unicodedata.category(ch) == "Pd" else ch for ch in form)
+    form = " ".join(spaced.split()).strip(_KEY_ENDS) or form  # a key of punctuation only: kept
     letters = [ch for ch in form if ch.isalpha()]
     if any(ch.isascii() for ch in letters) or all(ch in _KEY_LOOKALIKE_CHARS for ch in letters):
         form = form.translate(_KEY_LOOKALIKES)
     return form
+
+
+def _unmarked(text: str) -> str:
+    """``text`` without the combining marks that follow a Latin, Greek, Cyrillic or Armenian
+    letter, or no letter (a mark carries meaning in other scripts: a Hindi key keeps its)."""
+    kept: list[str] = []
+    drop = True
+    for ch in unicodedata.normalize("NFD", text):
+        if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me"):
+            if not drop:
+                kept.append(ch)
+            continue
+        drop = not ch.isalpha() or unicodedata.name(ch, "").startswith(_MARKED_SCRIPTS)
+        kept.append(ch)
+    return unicodedata.normalize("NFC", "".join(kept))
 
 
 def _invisible(char: str) -> bool:

@@ -9,12 +9,17 @@ SCENARIO: search (fork while a search's window is open and another thread search
 transaction (fork inside ``store.transaction()``), semantic (fork after the helper thread of the
 vector scan has run, with fake embeddings), spilled (fork inside a transaction that has written
 pages into the WAL: the child must read, have its writes refused at once, and leave the
-parent's transaction whole). Each child must exit 0 within BOUND_SECONDS (10); a
+parent's transaction whole), asyncio (fork after an AsyncStore's worker threads ran: the child
+awaits calls), writing (fork while another thread stays inside a write transaction past the
+fork's wait), inside (fork while other threads run inside SQLite past it): in those two the
+child's calls are refused at once; thread (fork from a thread that is not the main one),
+pool (multiprocessing's Pool with the fork start method). Each child must exit 0 within BOUND_SECONDS (10); a
 child that does not is killed. Prints one JSON line: {"ok": n, "hung": [...], "failed": [...]}.
 """
 
 from __future__ import annotations
 
+import asyncio
 import faulthandler
 import hashlib
 import json
@@ -28,6 +33,7 @@ import time
 import llm
 
 from slotmem import StorageError, Store
+from slotmem.storage import forks
 
 WORDS = ["tea", "coffee", "deploy", "berlin", "friday", "python", "review", "garden"]
 
@@ -200,6 +206,161 @@ def scenario_semantic(store: Store, run: int, bound: float) -> str:
     if store.semantic.index._pool is None:
         raise SystemExit("the helper thread did not run")
     return wait(fork(store, f"semantic{run}"), bound)
+
+
+def scenario_thread(store: Store, run: int, bound: float) -> str:
+    """Fork from a thread that is not the main one while the main one searches."""
+    stop, outcome = threading.Event(), []
+    forking = threading.Thread(target=lambda: outcome.append(fork(store, f"thread{run}")))
+    forking.start()
+    while forking.is_alive() and not stop.is_set():
+        store.query_facts("green tea")
+        forking.join(0.001)
+    forking.join()
+    return wait(outcome[0], bound)
+
+
+POOLED: list[Store] = []
+
+
+def _pooled(number: int) -> int:
+    store = POOLED[0]
+    store.query_facts("green tea")
+    store.upsert("project", f"pool.{os.getpid()}.{number}", "a pool's worker wrote this")
+    return number
+
+
+def scenario_pool(store: Store, run: int, bound: float) -> str:
+    """multiprocessing's Pool with the 'fork' start method, its workers using the parent's
+    Store (their exit is os._exit, without atexit handlers)."""
+    import multiprocessing
+
+    POOLED[:] = [store]
+    store.query_facts("green tea")
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        done = pool.map_async(_pooled, range(6))
+        try:
+            if done.get(bound) != list(range(6)):
+                return "wrong results"
+        except multiprocessing.TimeoutError:
+            return "hung"
+    return wait(fork(store, f"pool{run}"), bound)  # and a child of the parent afterwards
+
+
+def scenario_asyncio(store: Store, run: int, bound: float) -> str:
+    """Fork after an AsyncStore's worker threads have run (a server that opened its memory
+    before forking its workers): the child awaits calls of its own."""
+    from slotmem.aio import AsyncStore
+
+    mem = AsyncStore(store, workers=2)
+    asyncio.run(_calls(mem, "parent", run))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            asyncio.run(_calls(mem, "child", run))
+            asyncio.run(mem.aclose())
+        except BaseException as e:  # noqa: BLE001 - reported through the exit code
+            print(f"child: {type(e).__name__}: {e}", file=sys.stderr)
+            sys.exit(2)
+        sys.exit(0)
+    return wait(pid, bound)
+
+
+async def _calls(mem, who: str, run: int) -> None:
+    if not await mem.query_facts("green tea"):
+        raise SystemExit(f"{who}: the search found nothing")
+    key = f"{who}.asyncio{run}.{os.getpid()}"
+    await mem.upsert("agent", key, f"an AsyncStore's {who} wrote this")
+    await mem.prune()
+
+
+def scenario_writing(store: Store, run: int, bound: float) -> str:
+    """Fork while another thread stays inside a write transaction past the fork's wait (a
+    thread of the user's that writes slowly): the child's calls are refused at once (before,
+    each write waited out the busy timeout, and its exit three more), and it exits at once."""
+    inside, done = threading.Event(), threading.Event()
+
+    def writing():
+        with store.transaction():
+            store.upsert("project", f"slow{run}", "a slow write of another thread")
+            inside.set()
+            done.wait(300)
+
+    other = threading.Thread(target=writing)
+    other.start()
+    try:
+        inside.wait(60)
+        return _refused_child(store, run, bound)
+    finally:
+        done.set()
+        other.join()
+
+
+def scenario_inside(store: Store, run: int, bound: float) -> str:
+    """Fork while other threads run inside SQLite past the fork's wait (long queries): one
+    of them may hold a lock of SQLite's own (its allocator's, the one around opening files),
+    held in the child for good: a child that opened a connection hung there (4 of 30). The
+    child's calls are refused at once instead."""
+    stop = threading.Event()
+    inside = [threading.Event(), threading.Event()]
+
+    def querying(entered: threading.Event):
+        conn = store.conn
+        with forks.calling():  # as one long Store call would be
+            entered.set()
+            while not stop.is_set():
+                conn.execute(LONG_QUERY).fetchone()
+
+    others = [threading.Thread(target=querying, args=(entered,)) for entered in inside]
+    for other in others:
+        other.start()
+    try:
+        for entered in inside:
+            entered.wait(60)
+        return _refused_child(store, run, bound)
+    finally:
+        stop.set()
+        for other in others:
+            other.join()
+
+
+LONG_QUERY = """WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000)
+SELECT group_concat(hex(randomblob(8))) FROM c"""
+
+
+def _refused_child(store: Store, run: int, bound: float) -> str:
+    forks.QUIET_SECONDS = 0.2  # how long the fork waits for the other threads: any finite time
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        sys.exit(_refused(store, run))
+    return wait(pid, bound)
+
+
+def _refused(store: Store, run: int) -> int:
+    """Each call fails at once with a StorageError that says why; close and exit work."""
+    try:
+        for call in (
+            lambda: store.query_facts("green tea"),
+            lambda: store.upsert("agent", f"child.refused{run}", "a forked child wrote this"),
+            lambda: store.prune(),
+            lambda: Store(store.path).get("user", "k1"),
+        ):
+            try:
+                call()
+            except StorageError as e:
+                if "forked" not in str(e):
+                    raise
+            else:
+                return 4
+        store.close()
+    except BaseException as e:  # noqa: BLE001 - reported through the exit code
+        print(f"child: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def main() -> None:

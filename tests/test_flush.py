@@ -421,7 +421,9 @@ def test_invalid_batch_writes_nothing(store, mock_models, monkeypatch):
     mock_models.plain.enqueue(reply(fact("a", "Likes jazz."), fact("b", "Likes blues.")))
     calls = []
     real = store.upsert_many
-    monkeypatch.setattr(store, "upsert_many", lambda rows: calls.append(rows) or real(rows))
+    monkeypatch.setattr(
+        store, "upsert_many", lambda rows, **kw: calls.append(rows) or real(rows, **kw)
+    )
     flush(store, transcript(), "mock")
     assert len(calls) == 1 and len(calls[0]) == 2  # one transaction for the whole flush
 

@@ -5,6 +5,8 @@ import asyncio
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp import Client
 from sqlite_utils import Database
 
@@ -24,8 +26,27 @@ LOOK_ALIKES = [
     "owner\ufe0f",  # variation selector
     "ｏｗｎｅｒ",  # fullwidth (NFKC)
     "\u043ewner",  # Cyrillic о
-    "ow\u0578er",  # Armenian ո is not folded: a different key
+    "ow\u0578er",  # Armenian ո
+    "\u0585wner",  # Armenian օ
+    "ᴏᴡɴᴇʀ",  # Latin small capitals
+    "owne\u0301r",  # a combining acute accent
+    "o\u0323wner",  # a combining dot below
+    "owner\u0338",  # a combining overlay
+    "owner.",  # punctuation at an end
+    "Owner:",
+    "_owner_",
+    "owner\u3000",  # an ideographic space
+    "ow ner",  # a space inside is another key
 ]
+
+
+def test_key_forms_of_other_words():
+    assert key_form("prİce") == key_form("prıce") == "price"  # Turkish dotted and dotless i
+    assert key_form("deploy_schedule") == key_form("Deploy-Schedule") == "deploy schedule"
+    assert key_form("résumé") == "resume"
+    assert key_form("user/owner") != "owner"  # a key naming a slot is another key
+    assert key_form("किताब") == "किताब"  # a Hindi key keeps its marks
+    assert key_form("_") == "_" and key_form("...") == "..."  # punctuation only: kept
 
 
 def test_key_forms():
@@ -152,3 +173,32 @@ def test_a_file_with_two_spellings_stays_readable_and_the_doctor_lists_them(db_p
         assert store.delete("user", "Owner")  # the exact spelling first
         row = {r["check"]: r for r in store.doctor()}["one spelling per key"]
         assert row["ok"] is True
+
+
+def test_migration_0015_computes_the_forms_again(db_path):
+    """A file whose forms 0013 computed: ``owner.`` had a form of its own then; now a write to
+    ``owner`` reaches that protected fact."""
+    conn = db.connect(db_path, "rwc")
+    names = migrate.migration_names()
+    migrate.migration_set().apply(
+        Database(conn), stop_before=names[names.index("0015_key_forms_again") :]
+    )
+    conn.execute(
+        "INSERT INTO memory_facts (id, slot, key, value, created_at, updated_at, last_accessed, "
+        "protected_at, key_form) VALUES (?, 'user', 'owner.', 'Maja Berg owns this account', "
+        "1, 1, 1, 1, 'owner.')",
+        ("a" * 16,),
+    )
+    conn.close()
+    with Store(db_path) as store:
+        assert "0015_key_forms_again" in store.migrated
+        with pytest.raises(ProtectedFact, match="user/owner. is protected"):
+            store.upsert("user", "owner", "Mallory owns this account", allow_protected=False)
+        assert [f.key for f in store.list_facts("user", limit=None)] == ["owner."]
+
+
+@given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), min_size=1))
+def test_an_ascii_key_has_the_form_the_general_path_gives(key):
+    """key_form's path for ASCII keys is the general one (a zero-width space sends a key
+    through it, and is dropped there)."""
+    assert key_form(key) == key_form(key + "\u200b")

@@ -4,6 +4,7 @@ against a protected fact, then the owner's upkeep (prune, dedupe, import) runs: 
 value and its quality are as the person left them."""
 
 import asyncio
+import dataclasses
 import json
 
 import pytest
@@ -245,3 +246,143 @@ def test_every_agent_surface_then_prune_dedupe_and_import_leave_a_protected_fact
     assert [f.key for f in facts] == ["owner"]  # drink pruned by the cap, the copy merged
     with Store(owned) as store:
         assert not store.conn.execute("SELECT count(*) FROM memory_feedback").fetchone()[0]
+
+
+# -- round 2: what an agent's run reaches besides the tools ---------------------------------------
+
+
+def test_an_agents_episode_cannot_change_a_protected_fact_or_give_it_an_expiry(owned, clock):
+    with Store(owned, clock=clock) as store:
+        attempts = [
+            {"slot": "user", "key": "owner", "text": HOSTILE},  # the episode's own key
+            {"slot": "user", "key": "Owner", "text": OWNER},  # the same text: it would become one
+            {"facts": [{"slot": "user", "key": "owner", "value": OWNER, "ttl": "1d"}]},
+            {"facts": [{"slot": "user", "key": "ＯＷＮＥＲ", "value": HOSTILE}]},
+        ]
+        for attempt in attempts:
+            attempt.setdefault("text", "The agent's run")
+            with pytest.raises(ProtectedFact, match="user/owner is protected"):
+                store.record_episode(**attempt, title="run")
+        assert store.list_episodes() == []  # nothing of a refused episode was written
+        clock.advance(days=2)  # past the ttl the agent asked for
+        store.prune()
+        intact(owned)
+        store.record_episode("Maja's own note", slot="user", key="owner", allow_protected=True)
+        assert store.get("user", "owner").value == "Maja's own note"  # a person may
+
+
+def test_a_flush_leaves_a_fact_protected_after_the_model_was_asked(owned, mock_models, monkeypatch):
+    """The person protects the fact while the model reads the chat: the write transaction finds
+    it protected and leaves it (before, only the agent tools' wrapper looked again)."""
+    from slotmem.ingest import flusher
+    from slotmem.ingest.transcripts import parse
+
+    with Store(owned) as store:
+        store.unprotect("user", "owner")
+        classify = flusher._classify
+
+        def protected_meanwhile(store_, items, now, allow_protected):
+            classify(store_, items, now, allow_protected)  # read: not protected
+            store.protect("user", "owner")  # then the person protects it
+
+        monkeypatch.setattr(flusher, "_classify", protected_meanwhile)
+        mock_models.plain.enqueue(
+            {"facts": [{"slot": "user", "key": "owner", "value": HOSTILE, "confidence": 0.9}]}
+        )
+        chat = json.dumps([{"role": "user", "content": "Mallory Stone owns the account now."}])
+        report = flusher.flush(store, parse(chat, source="chat.json"), "mock")
+    [item] = report.items
+    assert item.action == "rejected" and "protected" in item.reason
+    intact(owned)
+
+
+def test_an_mcp_memory_file_agents_wrote_keeps_a_protected_fact(owned):
+    from slotmem.ingest.importers import import_memory_json
+
+    entity = {"type": "entity", "name": "Owner", "entityType": "fact", "observations": [HOSTILE]}
+    with Store(owned) as store:
+        for dry_run in (True, False):
+            report = import_memory_json(store, json.dumps(entity), dry_run=dry_run)
+            kept = [c for c in report.changes if c.key == "owner"]
+            assert [(c.action, c.value) for c in kept] == [("kept", OWNER)]
+    intact(owned)
+
+
+def test_undo_flush_keeps_a_fact_a_person_protected_after_the_flush_wrote_it(db_path, clock):
+    agent = "flush:chat.json|model:mock|prompt:1"
+    with Store(db_path, create=True, clock=clock) as store:
+        store.upsert("user", "owner", OWNER, source=agent)  # the agent's flush created it
+        store.upsert("user", "city", "Maja lives in Berlin", protect=True)  # the person's...
+        clock.advance(days=1)
+        store.upsert("user", "city", "Maja lives in Paris", source=agent)  # ...overwritten
+        clock.advance(days=1)
+        store.protect("user", "owner")  # the person vouches for what the flush wrote
+        report = store.undo_flush("chat.json")
+        actions = {change.key: change.action for change in report.changes}
+        assert actions == {"owner": "kept", "city": "reverted"}
+        assert store.get("user", "owner").value == OWNER
+        city = store.get("user", "city")  # reverted to the person's value, still protected
+        assert (city.value, city.protected) == ("Maja lives in Berlin", True)
+
+
+@pytest.mark.parametrize("key", ["ᴏᴡɴᴇʀ", "owne\u0301r", "\u0585wner", "owner.", "_Owner_"])
+def test_a_look_alike_the_first_round_missed_reaches_the_protected_fact(owned, key):
+    async def steps(client):
+        return await client.call_tool("remember", {"slot": "user", "key": key, "value": HOSTILE})
+
+    result = session(build_server(Store(owned)), steps)
+    assert result.is_error and "user/owner is protected" in text_of(result)
+    facts = intact(owned)
+    assert sorted(f.key for f in facts) == ["drink", "owner"]  # nothing beside it
+
+
+def test_a_file_that_is_not_this_memorys_export_changes_no_protected_fact(owned, tmp_path, clock):
+    """Another memory's export (an agent may have written it; it passes the write scan): newer
+    values, an expiry, a rating of -3 and ``replace`` leave the person's fact as it was."""
+    other = tmp_path / "other.db"
+    with Store(other, create=True, clock=clock) as store:
+        clock.advance(days=1)  # newer than the person's: merge would take it
+        store.upsert("user", "owner", HOSTILE, ttl="2d")
+        store.rate("user", "owner", -3, "wrong")
+        store.upsert("user", "city", "Maja lives in Paris")
+    exported = tmp_path / "other.jsonl"
+    run("export", "-o", exported, "-d", other)
+    for mode in ("merge", "replace"):
+        out = run("import", exported, "--mode", mode, "--json", "-d", owned)
+        kept = [c for c in json.loads(out)["changes"] if c["key"] == "owner"]
+        assert [c["action"] for c in kept] == ["kept"], out
+    clock.advance(days=3)
+    run("prune", "-d", owned)
+    facts = intact(owned)
+    assert [f.key for f in facts] == ["city", "owner"]  # replace removed the agent's drink
+    with Store(owned) as store:
+        assert not store.conn.execute("SELECT count(*) FROM memory_feedback").fetchone()[0]
+    run("import", exported, "--mode", "merge", "--trusted", "-d", owned)  # the person vouches
+    with Store(owned) as store:  # the file's value, and its expiry (past by now)
+        row = store.conn.execute("SELECT value FROM memory_facts WHERE key = 'owner'").fetchone()
+        assert row[0] == HOSTILE and store.get("user", "owner") is None
+
+
+def test_dedupe_reads_the_pair_again_inside_its_transaction(owned, clock, monkeypatch):
+    """The person protects a fact after dedupe chose its pairs (an agent's older copy kept,
+    the person's newer one dropped): the merge, inside the transaction, keeps the protected."""
+    with Store(owned, clock=clock) as store:
+        store.unprotect("user", "owner")
+        clock.advance(days=1)
+        store.upsert("user", "owner", COPY)  # the person's newer wording, not yet protected
+        store.upsert("user", "account_owner", OWNER, source="agent")  # the agent's copy
+        clock.advance(days=1)
+        store.upsert("user", "owner", OWNER)  # same value now: the agent's copy is older
+        chosen = store.duplicates("user", semantic=False)
+        [pair] = chosen
+        assert (pair.keep.key, pair.drop.key) == ("owner", "account_owner")
+        flipped = [dataclasses.replace(pair, keep=pair.drop, drop=pair.keep)]  # as if newer
+
+        def then_protected(*args, **kwargs):
+            store.protect("user", "owner")
+            return flipped
+
+        monkeypatch.setattr(store, "duplicates", then_protected)
+        store.dedupe("user", semantic=False)
+        assert store.get("user", "account_owner") is None
+    intact(owned)

@@ -227,23 +227,19 @@ class AgentMemory:
         into the slots in scope (every slot: user, project, agent). A fact a person protected
         is left as it is unless ``allow_protected``; the report lists it as rejected."""
         self._writing("flush")
-        from ..ingest.flusher import flush, protected_reason
+        from ..ingest.flusher import flush
 
         name = validation.text(
             conversation_id or "conversation", "conversation_id", 200, single_line=True
         )
-        writes = self.store if self.allow_protected else _KeepProtected(self.store)
-        report = flush(
-            writes,
+        report = flush(  # a protected fact is left as it is inside the write transaction
+            self.store,
             conversation,
             model,
             slots=self.slots if self.slots is not None else DEFAULT_SLOTS,
             source=f"{self.source}:{name}",
             allow_protected=self.allow_protected,
         )
-        for item in report.items:
-            if item.action == PROTECTED:
-                item.action, item.reason = "rejected", protected_reason(item.slot, item.key)
         return {
             "source": report.source,
             "model": report.model,
@@ -259,35 +255,6 @@ class AgentMemory:
                 for i in report.items
             ],
         }
-
-
-PROTECTED = "protected"  # what _KeepProtected answers for a fact it left alone
-
-
-class _KeepProtected:
-    """The Store as the flusher writes to it on an agent's behalf: the facts a person protected
-    are left as they are (checked inside the write transaction), the rest written."""
-
-    def __init__(self, store):
-        self._store = store
-
-    def __getattr__(self, name):
-        return getattr(self._store, name)
-
-    def upsert_many(self, items) -> list:
-        from ..records import UpsertResult
-
-        items = list(items)
-        with self._store.transaction():
-            kept = {}
-            for index, item in enumerate(items):
-                fact = self._store.get(item["slot"], item["key"])
-                if fact is not None and fact.protected:
-                    kept[index] = UpsertResult(PROTECTED, fact, fact)
-            written = iter(
-                self._store.upsert_many([i for n, i in enumerate(items) if n not in kept])
-            )
-        return [kept[n] if n in kept else next(written) for n in range(len(items))]
 
 
 def scope(slots: Iterable[str] | str | None) -> tuple[str, ...] | None:

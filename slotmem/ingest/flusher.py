@@ -131,7 +131,7 @@ def flush(
     _classify(store, list(accepted.values()), store.clock(), allow_protected)
     if not dry_run:
         with store.transaction():
-            _write(store, list(accepted.values()), report.provenance())
+            _write(store, list(accepted.values()), report.provenance(), allow_protected)
             if named is not None:
                 store.advance_flush_cursor(named, len(turns), cursor.prefix_hash(transcript))
     return report
@@ -258,8 +258,13 @@ def protected_reason(slot: str, key: str) -> str:
     return f"{slot}/{key} is protected (a person wrote it)"
 
 
-def _write(store, items: list[FlushItem], source: str) -> None:
-    "Upsert every created or updated item in one transaction; the Store's verdict is reported."
+PROTECTED = "protected"  # upsert_many's action for a protected fact it left as it was
+
+
+def _write(store, items: list[FlushItem], source: str, allow_protected: bool) -> None:
+    """Upsert every created or updated item in one transaction; the Store's verdict is
+    reported. A fact a person protected since ``_classify`` read it is left as it is (checked
+    inside the write transaction), reported rejected, unless ``allow_protected``."""
     items = [item for item in items if item.action in ("created", "updated")]
     if not items:
         return
@@ -274,6 +279,9 @@ def _write(store, items: list[FlushItem], source: str) -> None:
         }
         for i in items
     ]
-    for item, result in zip(items, store.upsert_many(rows)):
+    results = store.upsert_many(rows, skip_protected=not allow_protected)
+    for item, result in zip(items, results):
         item.action = result.action
         item.old_value = result.previous.value if result.previous is not None else None
+        if result.action == PROTECTED:
+            item.action, item.reason = "rejected", protected_reason(item.slot, result.fact.key)

@@ -218,7 +218,11 @@ class Accesses:
 
     def _try_batch(self, rows: list[tuple]) -> bool | None:
         """One try: True when written, None when the write lock is busy, False on an error."""
-        conn = self._connections.get()
+        try:
+            conn = self._connections.get()
+        except SlotmemError as e:  # a child that may not use the file (storage/forks.py)
+            self._warn(type(e).__name__, str(e))
+            return False
         with forks.calling():
             conn.execute("PRAGMA busy_timeout = 0")
             try:

@@ -138,6 +138,12 @@ def connect(path: str | os.PathLike, mode: str = "rw"):
     URI mode: ``rw`` never creates the file, ``rwc`` does, ``ro`` only reads, and
     ``ro&immutable=1`` reads a file whose directory this process cannot write."""
     uri = f"{Path(path).absolute().as_uri()}?mode={mode}"  # the path percent-encoded: plain
+    if not forks.usable():
+        raise StorageError(
+            f"{path}: this process was forked while another thread of its parent was inside "
+            "slotmem (a lock SQLite held then stays held here): it cannot open the file; fork "
+            "when no other thread is using slotmem, or use the 'spawn' start method"
+        )
     try:
         return driver.connect(
             uri,

@@ -13,6 +13,11 @@ holding the write lock, would leave them held in the child for good. So every ca
 itself here, and a fork waits (up to ``QUIET_SECONDS``) until no other thread is inside one;
 none starts until the fork is done. The forking thread's own connection is then closed in the
 child (storage/db.py), which lets go of a transaction it had open in the parent.
+
+A fork that waited ``QUIET_SECONDS`` in vain goes ahead (a fork handler never waits without
+end), and the child may not call into SQLite at all (``usable``): the other thread may have
+held one of SQLite's process-wide locks, and the child would wait for it forever. Its first
+call into slotmem raises StorageError at once instead.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ class _Calls:
         self.changed = threading.Condition()
         self.open: collections.Counter = collections.Counter()
         self.quiet = True  # did the last fork find no other thread inside slotmem?
+        self.unsafe = False  # a child (or its child) of a fork that was not quiet
         self.forking = False  # a fork waits: no thread enters slotmem meanwhile
 
 
@@ -69,6 +75,14 @@ def calling():
 def quiet() -> bool:
     """In a child: was no other thread of the parent inside slotmem at the fork?"""
     return _calls.quiet
+
+
+def usable() -> bool:
+    """May this process call into SQLite? Not when it was forked (or its parent was) while
+    another thread was inside slotmem: that thread may have held one of SQLite's own locks
+    (the one around its memory allocator, or around opening files), which then stays held in
+    the child for good, and the child's first call into SQLite would wait forever."""
+    return not _calls.unsafe
 
 
 def _before() -> None:
@@ -120,8 +134,8 @@ def at_fork(callback: Callable[[], None]) -> None:
 
 def _in_child() -> None:
     global _calls
-    was_quiet, _calls = _calls.quiet, _Calls()  # the parent's threads are not the child's
-    _calls.quiet = was_quiet
+    parent, _calls = _calls, _Calls()  # the parent's threads are not the child's
+    _calls.quiet, _calls.unsafe = parent.quiet, parent.unsafe or not parent.quiet
     for callback in _callbacks:
         _reset(callback)
     alive = [(ref, ref()) for ref in _methods]

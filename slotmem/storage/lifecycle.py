@@ -96,7 +96,10 @@ def undo_flush(
 ) -> tuple[ChangeReport, list[Fact]]:
     """Revert every fact whose current value a flush of ``source`` wrote: to the value it had
     before (``reverted``), or away when the flush created it (``deleted``). Facts it wrote that
-    were changed since are ``kept``. Returns the report and the facts whose value changed."""
+    were changed since are ``kept``, and so are those a person protected: one the flush created
+    (a person's fact now: 'slotmem forget' removes it) and one protected after the flush wrote
+    it (the person vouched for that value). Returns the report and the facts whose value
+    changed."""
     matches = flush_source(source)
     by = f"undo-flush:{source}"
     report, written, seen = ChangeReport(dry_run=dry_run), [], set()
@@ -110,6 +113,12 @@ def undo_flush(
         seen.add((fact.slot, fact.key))
         entries = rows.history(conn, slot=fact.slot, key=fact.key, fact_id=fact.id)
         before = next((e for e in entries if not matches(e.source)), None)
+        if fact.protected_at is not None and (
+            before is None or fact.protected_at >= fact.updated_at
+        ):
+            note = "protected by a person since the flush wrote it"
+            report.changes.append(Change("kept", fact.slot, fact.key, fact.value, None, note))
+            continue
         if before is None:
             report.changes.append(Change("deleted", fact.slot, fact.key, None, fact.value))
             if not dry_run:

@@ -81,7 +81,8 @@ def insert(conn, fact: Fact) -> None:
 def look_alike(slot: str, key: str, existing: str) -> str:
     return (
         f"{slot}/{key!r} is the key {slot}/{existing!r} spelled another way (keys that differ "
-        f"only in case, width, invisible characters or look-alike letters are one key): use "
+        f"only in case, width, accents, invisible characters, look-alike letters, '_' or "
+        f"'-' for a space, or punctuation at an end are one key): use "
         f"{existing!r}"
     )
 

@@ -183,6 +183,13 @@ class Parsed:
     default: SlotPolicy | None = None
     more: transfer_episodes.Records = field(default_factory=transfer_episodes.Records)
     own: bool = False  # this memory's own export, unchanged: taken as the owner wrote it
+    trusted: bool = False  # the person vouches for the file (``--trusted``)
+
+    @property
+    def keeps_protected(self) -> bool:
+        """Does importing it leave the facts a person protected as they are? Yes unless the
+        file is the owner's own export or vouched for: any other file may be an agent's."""
+        return not (self.own or self.trusted)
 
 
 @dataclass
@@ -276,7 +283,8 @@ def read(
         parsed.own = _whole(reading, key, partial)
     except InvalidInput as e:
         raise InvalidInput(f"{name}: {e}; nothing was imported") from None
-    if not (parsed.own or trusted):
+    parsed.trusted = bool(trusted)
+    if parsed.keeps_protected:
         _scan(reading.texts, name)
     return parsed
 
@@ -502,12 +510,18 @@ def apply(
 
     History and feedback rows are added unless the same row is there; policies are added for
     slots without one (``replace``: set). Episodes, links, the retrieval log and cursors:
-    slotmem.storage.transfer_episodes.apply."""
+    slotmem.storage.transfer_episodes.apply.
+
+    A file that is neither this memory's own export nor vouched for (``Parsed.keeps_protected``)
+    changes no protected fact in any mode: not its value, expiry, quality or protection, and
+    ``replace`` does not remove it (each is ``kept``); nor does its feedback rate one."""
     report, written = ChangeReport(dry_run=dry_run), []
     ids: dict[str, str] = {}  # an imported fact id -> the id it has in this file
     won: set[str] = set()  # the imported fact ids whose fact was written
     for _, fact in parsed.facts:
-        change, fact_written = _import_fact(conn, fact, mode, now, dry_run, ids)
+        change, fact_written = _import_fact(
+            conn, fact, mode, now, dry_run, ids, parsed.keeps_protected
+        )
         report.changes.append(change)
         if change.action in ("added", "updated"):
             won.add(fact.id)
@@ -517,14 +531,19 @@ def apply(
         report.changes += _remove_others(conn, parsed, now, dry_run, forget)
     report.records = {
         "history rows": _add_history(conn, parsed, ids, dry_run),
-        "feedback rows": _add_feedback(conn, parsed, ids, dry_run),
+        "feedback rows": _add_feedback(conn, parsed, ids, dry_run, parsed.keeps_protected),
         "policies": _set_policies(conn, parsed, mode, dry_run),
         **transfer_episodes.apply(conn, parsed.more, mode, ids, won, dry_run),
     }
     return report, written
 
 
-def _import_fact(conn, fact: Fact, mode: str, now: int, dry_run: bool, ids: dict):
+KEPT_PROTECTED = "protected: a person wrote it (the file is not this memory's own export)"
+
+
+def _import_fact(
+    conn, fact: Fact, mode: str, now: int, dry_run: bool, ids: dict, keep_protected: bool
+):
     row = conn.execute(
         "SELECT * FROM memory_facts WHERE slot = ? AND key = ?", (fact.slot, fact.key)
     ).fetchone()
@@ -543,6 +562,8 @@ def _import_fact(conn, fact: Fact, mode: str, now: int, dry_run: bool, ids: dict
         return Change("unchanged", fact.slot, fact.key, fact.value), None
     if mode == "skip-existing":
         return Change("skipped", fact.slot, fact.key, old.value, None, "already here"), None
+    if keep_protected and old.protected:
+        return Change("kept", fact.slot, fact.key, old.value, None, KEPT_PROTECTED), None
     if mode == "merge" and fact.updated_at <= old.updated_at:
         if not dry_run and fact.value != old.value:  # kept in history, so it can be restored
             rows.insert_history(conn, [rows.entry(fact, "import", now, "import")])
@@ -564,15 +585,20 @@ def _content(fact: Fact) -> tuple:
 def _remove_others(conn, parsed: Parsed, now: int, dry_run: bool, forget) -> list[Change]:
     keep = {(fact.slot, fact.key) for _, fact in parsed.facts}
     where, params = ("WHERE slot = ?", (parsed.slot,)) if parsed.slot else ("", ())
-    gone = [
+    others = [
         row
         for row in conn.execute(f"SELECT * FROM memory_facts {where} ORDER BY seq", params)
         if (row["slot"], row["key"]) not in keep
     ]
+    kept = [r for r in others if parsed.keeps_protected and r["protected_at"] is not None]
+    gone = [r for r in others if r not in kept]
     if not dry_run:
         rows.remove(conn, [row["seq"] for row in gone], "import", now, "import", forget)
     note = "not in the file (replace)"
-    return [Change("removed", r["slot"], r["key"], None, r["value"], note) for r in gone]
+    return [
+        *(Change("removed", r["slot"], r["key"], None, r["value"], note) for r in gone),
+        *(Change("kept", r["slot"], r["key"], r["value"], None, KEPT_PROTECTED) for r in kept),
+    ]
 
 
 def _add_history(conn, parsed: Parsed, ids: dict, dry_run: bool) -> int:
@@ -591,10 +617,12 @@ def _add_history(conn, parsed: Parsed, ids: dict, dry_run: bool) -> int:
     return len(new)
 
 
-def _add_feedback(conn, parsed: Parsed, ids: dict, dry_run: bool) -> int:
+def _add_feedback(conn, parsed: Parsed, ids: dict, dry_run: bool, keep_protected: bool) -> int:
     new = []
     for _, (fact_id, rating, comment, at) in parsed.feedback:
         item = (ids.get(fact_id, fact_id), rating, comment, at)
+        if keep_protected and _protected(conn, item[0]):
+            continue
         there = conn.execute(
             "SELECT 1 FROM memory_feedback WHERE fact_id = ? AND rating = ? AND comment IS ? "
             "AND at = ?",
@@ -607,6 +635,11 @@ def _add_feedback(conn, parsed: Parsed, ids: dict, dry_run: bool) -> int:
             "INSERT INTO memory_feedback (fact_id, rating, comment, at) VALUES (?, ?, ?, ?)", new
         )
     return len(new)
+
+
+def _protected(conn, fact_id: str) -> bool:
+    row = conn.execute("SELECT protected_at FROM memory_facts WHERE id = ?", (fact_id,)).fetchone()
+    return row is not None and row[0] is not None
 
 
 def _set_policies(conn, parsed: Parsed, mode: str, dry_run: bool) -> int:

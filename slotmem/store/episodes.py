@@ -15,7 +15,7 @@ from ..errors import InvalidInput
 from ..records import Fact
 from .core import _translated
 from .reads import Reads
-from .writes import EXPIRY, Writes, _changed, _expiry
+from .writes import EXPIRY, Writes, _changed, _expiry, _protected
 
 if TYPE_CHECKING:
     from ..storage.episodes import Episode, EpisodeHit
@@ -48,6 +48,7 @@ class Episodes(Writes, Reads):
         facts: Iterable[Mapping] = (),
         confidence: float = 1.0,
         source: str | None = None,
+        allow_protected: bool = False,
     ) -> Episode:
         """Record what happened: ``text`` (a run's narrative, a question and its answer: what
         both search legs find) in ``slot`` under ``key`` (default: a new key from the title,
@@ -56,7 +57,11 @@ class Episodes(Writes, Reads):
         ``session``, ``run``, ``title``, ``task``, ``outcome``, ``score`` (any scale) and other
         ``data`` (a JSON object). ``facts`` (items as ``upsert_many`` takes them) are written in
         the same transaction and linked to the episode (their source, unless given, is
-        ``episode:<id>``, which ``undo_flush`` takes). Feedback is ``rate(slot, key, ...)``."""
+        ``episode:<id>``, which ``undo_flush`` takes). Feedback is ``rate(slot, key, ...)``.
+
+        An episode is what an agent's run wrote: neither it nor its facts may change a fact a
+        person protected (its value or its expiry: ProtectedFact, nothing written) unless
+        ``allow_protected``."""
         now = self.clock()
         title = _label(title, "title")
         fields = {
@@ -78,11 +83,14 @@ class Episodes(Writes, Reads):
         wanted = _fact_items(facts, now)
         vectors = self.semantic.prepare([item[1:3], *(fact[1:3] for fact in wanted)])
         with self.transaction():
-            result = self._write(item, now)
+            guard = not allow_protected
+            result = self._write(item, now, guard=guard)
+            if guard and result.fact.protected:  # the same text: it would become an episode
+                raise _protected(slot, result.fact.key, "record an episode over")
             episode_id = result.fact.id
             _rows().write(self.conn, episode_id, when, fields)
             written = [(*fact[:4], fact[4] or f"episode:{episode_id}", fact[5]) for fact in wanted]
-            results = self._write_all(written, now)
+            results = self._write_all(written, now, guard=guard)
             _rows().link(self.conn, [r.fact.id for r in results], episode_id, now)
             self.semantic.write(vectors, _changed([result, *results]))
             episode = _rows().get(self.conn, episode_id, now)

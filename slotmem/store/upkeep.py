@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from .. import validation
 from ..errors import InvalidInput
-from ..records import Change, ChangeReport, PruneReport, UpsertResult
+from ..records import Change, ChangeReport, Fact, PruneReport, UpsertResult
 from ..storage import db, litestream, retention, wal
 from .core import _translated
 from .policies import Policies
@@ -281,6 +281,11 @@ class Upkeep(Policies, Reads):
             for pair in pairs:
                 if pair.keep.id in gone or pair.drop.id in gone:
                     continue
+                if not dry_run:  # as they are now, inside the transaction: a person may have
+                    fresh = self._now_of(pair)  # protected or changed one since they were read
+                    if fresh is None:
+                        continue
+                    pair = fresh
                 gone.add(pair.drop.id)
                 note = f"merged into {pair.keep.key} ({pair.method} score {pair.similarity:.2f})"
                 report.changes.append(
@@ -297,6 +302,22 @@ class Upkeep(Policies, Reads):
                         forget=self.semantic.forget,
                     )
         return report
+
+    def _now_of(self, pair):
+        """``pair`` with its facts read again (the protected one kept), None when one is gone
+        or no longer holds the value that made it a duplicate."""
+        keep, drop = _fresh(self.conn, pair.keep), _fresh(self.conn, pair.drop)
+        if (
+            keep is None
+            or drop is None
+            or (keep.value, drop.value)
+            != (
+                pair.keep.value,
+                pair.drop.value,
+            )
+        ):
+            return None
+        return _protected_kept(dataclasses.replace(pair, keep=keep, drop=drop))
 
     # -- health -------------------------------------------------------------------------------
     @_translated
@@ -328,6 +349,11 @@ class Upkeep(Policies, Reads):
         else:
             done.append("the WAL is pinned by a reader: not checkpointed (see the WAL row)")
         return done
+
+
+def _fresh(conn, fact: Fact) -> Fact | None:
+    row = conn.execute("SELECT * FROM memory_facts WHERE id = ?", (fact.id,)).fetchone()
+    return None if row is None else Fact.from_row(row)
 
 
 def _protected_kept(pair: duplicates.Pair) -> duplicates.Pair:

@@ -52,10 +52,22 @@ class Writes(Core):
         return result
 
     @_translated
-    def upsert_many(self, items: Iterable[Mapping]) -> list[UpsertResult]:
+    def upsert_many(
+        self,
+        items: Iterable[Mapping],
+        *,
+        allow_protected: bool = True,
+        skip_protected: bool = False,
+    ) -> list[UpsertResult]:
         """Upsert many facts in one transaction; one invalid item rejects the whole batch.
-        Each item: slot, key, value, and optionally confidence, source, ttl, expires_at."""
+        Each item: slot, key, value, and optionally confidence, source, ttl, expires_at.
+
+        ``allow_protected=False`` (what agents pass): an item that would change a protected
+        fact (its value, confidence or expiry, in any spelling of its key) rejects the batch
+        with ProtectedFact; ``skip_protected=True``: such an item is left out instead, its
+        result's action ``"protected"`` (the fact as it is), and the others are written."""
         now = self.clock()
+        guard = PROTECTED if skip_protected else (not allow_protected)
         checked = []
         for number, item in enumerate(items):
             try:
@@ -80,13 +92,14 @@ class Writes(Core):
                 raise InvalidInput(f"item {number}: {e}") from None
         vectors = self.semantic.prepare([item[1:3] for item in checked])
         with self.transaction():
-            results = self._write_all(checked, now)
+            results = self._write_all(checked, now, guard=guard)
             self.semantic.write(vectors, _changed(results))
         return results
 
-    def _write_all(self, items: list[tuple], now: int) -> list[UpsertResult]:
+    def _write_all(self, items: list[tuple], now: int, *, guard=False) -> list[UpsertResult]:
         """New keys go in with one executemany; keys that exist or repeat, in any spelling
-        (``Owner`` for ``owner``: validation.key_form), take _write's path."""
+        (``Owner`` for ``owner``: validation.key_form), take _write's path (``guard``: as
+        there)."""
         existing = self._existing(items)
         results: list[UpsertResult] = []
         batch: list[tuple] = []
@@ -97,7 +110,7 @@ class Writes(Core):
                 if batch:
                     self.conn.executemany(rows.UPSERT_SQL, batch)
                     batch.clear()
-                results.append(self._write(item, now))
+                results.append(self._write(item, now, guard=guard))
             else:
                 fact = _new_fact(item, now)
                 batch.append(_upsert_row(fact))
@@ -121,9 +134,9 @@ class Writes(Core):
                 found.update((slot, form) for (form,) in self.conn.execute(sql, [slot, *part]))
         return found
 
-    def _write(
-        self, item: tuple, now: int, *, protect: bool = False, guard: bool = False
-    ) -> UpsertResult:
+    def _write(self, item: tuple, now: int, *, protect: bool = False, guard=False) -> UpsertResult:
+        """Inside a transaction: write one checked item. ``guard``: a change to a protected fact
+        raises ProtectedFact (True) or is left out, answered ``"protected"`` (PROTECTED)."""
         slot, key, value, confidence, source, expires = item
         protected_at = now if protect else None
         row = self._row(slot, key)
@@ -143,6 +156,8 @@ class Writes(Core):
                 old = dataclasses.replace(old, protected_at=now)
             return UpsertResult("unchanged", old, old)
         if guard and old.protected:
+            if guard == PROTECTED:
+                return UpsertResult(PROTECTED, old, old)
             raise _protected(slot, old.key, "overwrite")
         rows.archive(self.conn, row["seq"], "update", now, source)
         fact = dataclasses.replace(
@@ -254,8 +269,11 @@ class Writes(Core):
         return Fact.from_row(row)
 
 
+PROTECTED = "protected"  # an upsert's action for a protected fact it left as it was
+
+
 def _changed(results: list[UpsertResult]) -> list[Fact]:
-    return [result.fact for result in results if result.action != "unchanged"]
+    return [result.fact for result in results if result.action not in ("unchanged", PROTECTED)]
 
 
 EXPIRY = ("ttl", "expires_at")

@@ -12,7 +12,8 @@ into one slot (``user`` unless told):
   the fact, the names joined with ``; ``.
 
 A re-import of the same file changes nothing (every fact is ``unchanged``); a changed file
-updates the facts it changed, their old values going to history. Every fact passes the checks
+updates the facts it changed, their old values going to history. The file is what agents wrote
+through that server: a fact a person protected is ``kept`` as it is, in any spelling of its key. Every fact passes the checks
 of any write and the write scan (instructions aimed at an AI, secrets).
 """
 
@@ -144,14 +145,24 @@ def import_memory_json(
         for key, value in graph.facts.items():
             old = store.get(slot, key)
             action = "added" if old is None else "unchanged" if old.value == value else "updated"
+            if action == "updated" and old.protected:
+                report.changes.append(_kept(slot, old.key, old.value))
+                continue
             report.changes.append(_change(action, slot, key, value, old and old.value))
         return report
     rows = [{"slot": slot, "key": k, "value": v, "source": source} for k, v in graph.facts.items()]
-    for result in store.upsert_many(rows):
+    for result in store.upsert_many(rows, skip_protected=True):
         fact, old = result.fact, result.previous
+        if result.action == "protected":
+            report.changes.append(_kept(slot, fact.key, fact.value))
+            continue
         action = "added" if result.action == "created" else result.action
         report.changes.append(_change(action, slot, fact.key, fact.value, old and old.value))
     return report
+
+
+def _kept(slot: str, key: str, value: str) -> Change:
+    return Change("kept", slot, key, value, None, "protected: a person wrote it")
 
 
 def _change(action: str, slot: str, key: str, value: str, old: str | None) -> Change:
