@@ -62,7 +62,6 @@ _KEY_LOOKALIKES = str.maketrans(
 )
 _KEY_LOOKALIKE_CHARS = frozenset("".join(chars for chars, _ in _LOOKALIKE_PAIRS))
 _KEY_INVISIBLE = frozenset("\u034f\u115f\u1160\u3164\uffa0")  # joiner, Hangul fillers
-_MARKED_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC", "ARMENIAN")  # whose marks a key drops
 _KEY_ENDS = " .,;:!?'\"`*~-_"  # stripped from both ends of a key's form
 
 
@@ -71,8 +70,8 @@ def key_form(value: str) -> str:
     Cyrillic о), ``ᴏᴡɴᴇʀ``, ``ownér``, ``owner.`` and ``OWNER_`` are all ``owner``. Unicode NFKC
     (width and compatibility forms), invisible characters removed (format characters such as
     zero-width spaces and joiners, variation selectors, fillers), case folded, the marks over
-    Latin, Greek, Cyrillic and Armenian letters dropped (accents, a combining dot or overlay:
-    ``İ`` is ``i``), spaces, ``_`` and dashes one space, punctuation at either end dropped, and
+    Latin letters and letters that look Latin dropped (accents, a combining dot or overlay:
+    ``İ`` is ``i``; ``й`` keeps its mark), spaces, ``_`` and dashes one space, punctuation at either end dropped, and
     letters of other scripts that look Latin folded to Latin where the key has Latin letters or
     is made of look-alikes only (a Russian or Greek key keeps its letters)."""
     if value.isascii():  # most keys: nothing of the rest applies
@@ -90,18 +89,29 @@ def key_form(value: str) -> str:
 
 
 def _unmarked(text: str) -> str:
-    """``text`` without the combining marks that follow a Latin, Greek, Cyrillic or Armenian
-    letter, or no letter (a mark carries meaning in other scripts: a Hindi key keeps its)."""
+    """``text`` without the combining marks that follow a Latin letter, a letter that looks
+    Latin, or no letter (a mark carries meaning elsewhere: a Hindi key keeps its)."""
     kept: list[str] = []
     drop = True
     for ch in unicodedata.normalize("NFD", text):
-        if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me"):
+        category = unicodedata.category(ch)
+        if unicodedata.combining(ch) or category in ("Mn", "Me"):
             if not drop:
                 kept.append(ch)
             continue
-        drop = not ch.isalpha() or unicodedata.name(ch, "").startswith(_MARKED_SCRIPTS)
+        if category != "Mc":  # a spacing vowel sign belongs to the letter before it
+            drop = not ch.isalpha() or _marks_dropped(ch)
         kept.append(ch)
     return unicodedata.normalize("NFC", "".join(kept))
+
+
+def _marks_dropped(letter: str) -> bool:
+    """A Latin letter's marks go (``é`` is ``e``); so do those of a letter of another script
+    that looks Latin (``ӧ``), never those of one that does not: ``й`` is not ``и`` (Russian
+    ``мой`` and ``мои`` are two words)."""
+    if unicodedata.name(letter, "").startswith("LATIN"):
+        return True
+    return letter.casefold() in _KEY_LOOKALIKE_CHARS
 
 
 def _invisible(char: str) -> bool:

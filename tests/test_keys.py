@@ -46,6 +46,9 @@ def test_key_forms_of_other_words():
     assert key_form("résumé") == "resume"
     assert key_form("user/owner") != "owner"  # a key naming a slot is another key
     assert key_form("किताब") == "किताब"  # a Hindi key keeps its marks
+    assert key_form("हिंदी") == "हिंदी"  # after a spacing vowel sign too
+    assert key_form("мой") != key_form("мои")  # two Russian words: й is not и
+    assert key_form("ӧwner") == "owner"  # a mark over a letter that looks Latin goes
     assert key_form("_") == "_" and key_form("...") == "..."  # punctuation only: kept
 
 
