@@ -24,6 +24,7 @@ A retriever is ``(store, question, k) -> [key, ...]``, best first: ``lexical`` i
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import sys
@@ -70,6 +71,15 @@ def lexical(store: Store, question: str, k: int) -> list[str]:
     return [hit.fact.key for hit in hits]
 
 
+def presence(store: Store, question: str, k: int) -> list[str]:
+    """The lexical leg counting a matched word as present, without bm25 (``Ranking(presence=True)``)."""
+    ranking, store.ranking = store.ranking, dataclasses.replace(store.ranking, presence=True)
+    try:
+        return lexical(store, question, k)
+    finally:
+        store.ranking = ranking
+
+
 def hybrid(store: Store, question: str, k: int) -> list[str]:
     """query_facts as an agent calls it, once `slotmem reindex` has turned the semantic leg on."""
     return [hit.fact.key for hit in store.query_facts(question, limit=k, track_access=False)]
@@ -101,7 +111,7 @@ def plain_or(store: Store, question: str, k: int) -> list[str]:
     return [key for (key,) in rows]
 
 
-RETRIEVERS: dict[str, Retriever] = {"lexical": lexical, "plain-or": plain_or}
+RETRIEVERS: dict[str, Retriever] = {"lexical": lexical, "presence": presence, "plain-or": plain_or}
 
 
 # -- the data -------------------------------------------------------------------------------

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from slotmem import Store
+from slotmem import Ranking, Store
 from slotmem.search import plan as lexical
 from slotmem.search import terms as query
 from tests.conftest import fts_integrity_error
@@ -144,13 +144,21 @@ def test_slots_filter_limit_and_min_score(deploy_store):
     scores = [h.score for h in deploy_store.query_facts("deploy python maja")]
     assert scores == sorted(scores, reverse=True)
     kept = deploy_store.query_facts("deploy python maja", min_score=scores[0])
-    assert [h.score for h in kept] == [scores[0]]
+    assert [h.score for h in kept] == [s for s in scores if s >= scores[0]]
+    below = deploy_store.query_facts("deploy python", min_score=scores[0] + 1e-9)
+    assert below == []
 
 
 def test_explain_shows_the_parts(store):
     store.upsert("user", "tz", "Stockholm time", confidence=0.5)
     store.upsert("user", "oslo", "Oslo time")
     store.upsert("user", "rome", "Rome time")
+    store.ranking = Ranking(presence=True)  # tf = 1, no bm25
+    [hit] = store.query_facts("stockholm", explain=True)
+    term = hit.explanation["terms"]["stockholm"]
+    assert term["tf"] == 1.0 and "bm25" not in term and hit.explanation["bm25"] == 0
+    assert term["part"] == pytest.approx(term["idf"] + 4)
+    store.ranking = Ranking()  # bm25's term frequency and length
     [hit] = store.query_facts("stockholm", explain=True)
     parts = hit.explanation
     assert parts["confidence"] == 0.5 and parts["feedback"] == 1.0 and parts["recency"] == 1.0
@@ -320,3 +328,14 @@ def test_document_frequencies_are_remembered_until_the_index_changes(db_path):
     assert df() == 1
     writer.upsert("user", "b", "delta")
     assert df() == 0 and reader.query_facts("delta", semantic=False)[0].fact.key == "b"
+
+
+@pytest.mark.parametrize("presence", [False, True])
+def test_equal_scores_go_to_the_shorter_fact(store, presence):
+    """Presence scoring ties every fact holding the same words: the short standing fact comes
+    before the long one that merely mentions them, as bm25's length part would order them."""
+    store.ranking = Ranking(presence=presence)
+    store.upsert("user", "language", "Elixir")  # the older: newest-first would put it last
+    store.upsert("project", "languages", "The backend is written in Elixir, the site in TypeScript")
+    hits = store.query_facts("language elixir", track_access=False)
+    assert [hit.fact.key for hit in hits] == ["language", "languages"]

@@ -8,6 +8,7 @@
                len / avg_len)), f = 2 × (occurrences in key) + 1 × (occurrences in value).
                It is FTS5's bm25 for the term divided by FTS5's own idf (which is clamped to
                ~0 for terms in more than half the facts: names, in a conversation's memory).
+               With ``Ranking(presence=True)``, 1: FTS5 need not re-read each matched row.
                A CJK gram counts tf = 1.
     + 4      = coordination: each matched term adds a constant, so matching three of the
                question's words beats matching one rare word.
@@ -17,7 +18,8 @@
                1/3 at two (plain arithmetic: no SQLite math functions needed); 1 when off
 
 Each term is one arm of a UNION ALL (FTS5 scores it with ``rank MATCH 'bm25(2.0, 1.0)'``); the
-arms' parts are summed per fact, the fact row is joined once, and ``ORDER BY score LIMIT n``.
+arms' parts are summed per fact, the fact row is joined once, and ``ORDER BY score LIMIT n``
+(equal scores: the shorter fact first).
 Each row also carries ``mass``, the Σ idf(t)^1.5 of the terms it matched: its share of the
 query's mass is the coverage that ``relevance.py`` reads (and ``fusion.py``).
 """
@@ -59,6 +61,7 @@ class Ranking:
     idf_power: float = IDF_POWER
     coordination: float = COORDINATION
     calibration: Calibration = field(default_factory=Calibration)  # of Hit.relevance
+    presence: bool = False  # True: a matched term counts tf = 1, without bm25 (docs/ranking.md)
 
     def idf(self, facts: int, df: int) -> float:
         df = min(max(df, 0), facts)  # an index that drifted must not make it negative
@@ -76,8 +79,10 @@ class Ranking:
         self, plan: Plan, slots: list[str] | None, explain: bool = False, tf: bool = True
     ) -> tuple[str, dict]:
         """The one statement: arms -> parts summed per fact -> factors -> score (no LIMIT yet).
-        ``tf=False`` scores each matched term as present (tf = 1), without bm25."""
+        ``tf=False`` (or ``presence``) scores each matched term as present (tf = 1), without
+        bm25."""
         params: dict = {}
+        tf = tf and not self.presence
         slot_test = _slot_test(slots, params)
         arms = " UNION ALL ".join(
             self._arm(i, arm, plan.facts, slots, params, tf) for i, arm in enumerate(plan.arms)
@@ -156,7 +161,10 @@ def search(
     if min_relevance is not None:
         tests.append(ranking.calibration.lexical_sql(min_relevance, params))
     where = f"WHERE {' AND '.join(tests)}" if tests else ""
-    sql = f"SELECT * FROM ({sql}) {where} ORDER BY score DESC, seq DESC LIMIT :limit"
+    # Equal scores (common with presence scoring: the same words, the same confidence): the
+    # shorter fact first, as bm25's length part would order them, then the newer.
+    order = "score DESC, length(key) + length(value), seq DESC"
+    sql = f"SELECT * FROM ({sql}) {where} ORDER BY {order} LIMIT :limit"
     return conn.execute(sql, params).fetchall()
 
 

@@ -1,0 +1,109 @@
+"""Lexical scoring: bm25 against presence, and what the plan keeps of the exhaustive ranking.
+
+    python benchmarks/lexical_scoring.py [--facts 100000] [--queries 100] [--budgets 8000,32000]
+
+On synthetic facts (benchmarks/synthetic.py: Zipf words), common-word questions (5 of the 50
+most frequent words) and rare ones (3 words of rank 5,000 or more), over all slots:
+
+- **CPU ms** of ``query_facts`` (access tracking off) per question, p50, for each scoring (bm25:
+  FTS5 re-reads each matched row to find its term frequency; presence: a matched term counts
+  tf = 1) and each postings budget (``plan.POSTINGS_BUDGET``), the settings interleaved in
+  rounds on the same file so that a busy machine slows them alike; the ratio against today's
+  (bm25 at the shipped budget) is what to read;
+- **recall of the exhaustive ranking**: the share of the top 10 of the same scoring over every
+  posting of every question word (nothing dropped as too common, nothing capped) that the
+  plan's top 10 holds.
+
+LoCoMo's figures: ``python benchmarks/locomo.py`` (bm25, the default) beside
+``python benchmarks/locomo.py --retriever presence``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from synthetic import Corpus
+
+from slotmem import Ranking, Store
+from slotmem.search import lexical, plan
+from slotmem.search.stemmer import stem
+from slotmem.search.terms import parse, quote
+
+ROUNDS = 3
+
+
+def exhaustive(conn, text: str) -> plan.Plan:
+    """Every word of the question that some fact holds, each scored over all its postings."""
+    words = parse(text).words
+    dfs = plan.DocFreqs().lookup(conn, {stem(word) for word in words})
+    arms = [
+        plan.Arm(word, plan.WORDS, quote(word), dfs[stem(word)])
+        for word in words
+        if dfs[stem(word)]
+    ]
+    return plan.Plan(tuple(arms), plan.indexed_rows(conn, plan.WORDS))
+
+
+def top(conn, chosen: plan.Plan, ranking: Ranking, now: int) -> list[int]:
+    rows = lexical.search(conn, chosen, ranking, slots=None, limit=10, now=now)
+    return [row["seq"] for row in rows]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--facts", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--budgets", default=f"{plan.POSTINGS_BUDGET},32000")
+    args = parser.parse_args(argv)
+    budgets = [int(b) for b in args.budgets.split(",")]
+    corpus = Corpus()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "bench.db", create=True)
+        start = time.perf_counter()
+        facts = corpus.facts(args.facts)
+        for batch in range(0, args.facts, 50_000):
+            store.upsert_many(facts[batch : batch + 50_000])
+        print(f"{args.facts:,} facts loaded in {time.perf_counter() - start:.0f} s\n")
+        conn, now = store.conn, store.clock()
+        settings = [(name, budget) for name in ("bm25", "presence") for budget in budgets]
+        print("| questions | scoring | budget | CPU ms p50 | ratio | recall of exhaustive top 10 |")
+        print("|---|---|---|---|---|---|")
+        for kind in ("common", "rare"):
+            texts = [getattr(corpus, f"{kind}_query")() for _ in range(args.queries)]
+            cpu: dict[tuple, list[float]] = {setting: [] for setting in settings}
+            for _ in range(ROUNDS):
+                for setting in settings:
+                    store.ranking = Ranking(presence=setting[0] == "presence")
+                    plan.POSTINGS_BUDGET = setting[1]
+                    for text in texts:
+                        began = time.process_time()
+                        store.query_facts(text, track_access=False)
+                        cpu[setting].append((time.process_time() - began) * 1000)
+            base = statistics.median(cpu[settings[0]])
+            for name, budget in settings:
+                ranking = Ranking(presence=name == "presence")
+                plan.POSTINGS_BUDGET = budget
+                kept = []
+                for text in texts:
+                    truth = top(conn, exhaustive(conn, text), ranking, now)
+                    chosen = top(conn, plan.plan(conn, parse(text)), ranking, now)
+                    if truth:
+                        kept.append(len(set(truth) & set(chosen)) / len(truth))
+                p50 = statistics.median(cpu[(name, budget)])
+                print(
+                    f"| {kind} | {name} | {budget:,} | {p50:.1f} | {p50 / base:.2f} | "
+                    f"{statistics.mean(kept):.3f} |"
+                )
+        store.close()
+
+
+if __name__ == "__main__":
+    main()
