@@ -272,8 +272,7 @@ class SlotmemStore(BaseStore):
             score = 0.0 if op.query else None
             rest = self._collect(
                 lambda n: [
-                    (fact, score)
-                    for fact in self.store.list_facts(slots, limit=n, order="updated")
+                    (fact, score) for fact in self.store.list_facts(slots, limit=n, order="updated")
                 ],
                 op.filter,
                 wanted + len(seen),
@@ -363,8 +362,9 @@ def _field(value: dict, field: str) -> Any:
     """``value[field]``, or along a dotted path (``"user.access-level"``) as LangGraph's are."""
     if field in value or "." not in field:
         return value.get(field)
+    found: Any = value
     for part in field.split("."):
-        if not isinstance(value, dict):
+        if not isinstance(found, dict):
             return None
-        value = value.get(part)
-    return value
+        found = found.get(part)
+    return found

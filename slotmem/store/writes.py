@@ -180,9 +180,7 @@ class Writes(Core):
         return True
 
     @_translated
-    def renew(
-        self, slot: str, key: str, ttl, *, allow_protected: bool = True
-    ) -> Fact | None:
+    def renew(self, slot: str, key: str, ttl, *, allow_protected: bool = True) -> Fact | None:
         """Make the live fact slot/key expire ``ttl`` from now (a read that keeps a fact alive:
         LangGraph's ``refresh_ttl``). Its value, its update time and its history stay as they
         were. None when there is no such fact or it never expires (it stays permanent).
