@@ -5,30 +5,40 @@
 
 Needs the langgraph extra: pip install 'slotmem[langgraph]'.
 
+**A drop-in for LangGraph's own stores**: tests/test_langgraph_parity.py runs 31 operations on
+SqliteStore and on this store side by side and they answer alike (docs/agents.md#langgraph).
+
 **Namespaces are slots.** A namespace's labels, joined with dots, name its slot: ``("user",)``
 is the slot ``user``, ``("memories", "maja")`` the slot ``memories.maja``; a slot's name read
 back splits at its dots (``list_namespaces`` lists every slot of the file that holds facts, the
-ones other agents and the command line wrote too). A label that is not lower-case letters,
-digits, ``_`` and ``-`` (``"Maja"``, ``"maja@home"``) is kept as ``-`` and its UTF-8 in
-lower-case base32 (``-jvqwuyi``), so every label comes back as it was; the first label must
-start with a lower-case letter and the slot be at most 64 characters, else the namespace is
-refused (InvalidNamespaceError).
+ones other agents and the command line wrote too). Any other label (``"Maja"``, ``"1st"``,
+``"maja@home"``) is kept in base32 (langgraph_codec), so it comes back as it was; a namespace
+whose slot would pass 64 characters is refused (InvalidNamespaceError).
 
 **Values are facts.** ``{"content": "text"}`` (LangMem's shape) is stored as the text itself,
 so the command line, contexts and other agents read it as any fact; any other dict is stored as
 its JSON. Items come back as the dicts they were; a fact written elsewhere reads as
-``{"content": value}``. A value must fit in a fact (4,000 characters) and passes the same
-injection and secret scan as other agents' writes.
+``{"content": value}``. Keys slotmem would change (case, spaces, over 200 characters) and
+values over a fact's 4,000 characters are stored losslessly as langgraph_codec describes.
 
 **Search** with a ``query`` is slotmem's own (full text, hybrid when the file has semantic
-search on), best first, ``SearchItem.score`` being ``Hit.relevance`` (0 to 1); without one,
-newest first. ``filter`` keeps items whose value fields match (``{"kind": "note"}``, or the
-operators ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``).
+search on), a ranked top-k as LangGraph's stores return: the hits best first,
+``SearchItem.score`` being ``Hit.relevance`` (0 to 1), then the other items newest first
+(score 0); no relevance floor (that is for prompts). Without a query, newest first. ``filter``
+keeps items whose value fields match (``{"kind": "note"}``, a dotted path, or the operators
+``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``, as SqliteStore's SQL reads them).
+
+**TTL** (``supports_ttl``): ``put(..., ttl=minutes)`` is the fact's expiry (expired items are
+gone at once for every reader); ``get``/``search`` with ``refresh_ttl`` (the default unless
+the TTLConfig says ``refresh_on_read: False``) move it to that many minutes from now, the
+value and its history unchanged (``Store.renew``).
 
 **Limits** as for other agents: ``slots`` (the slots it may touch), ``read_only``, and facts a
-person protected stay unchanged unless ``allow_protected``. ``index`` (slotmem indexes the whole
-fact) and TTLs (``supports_ttl`` is False) are not supported. The async methods run the sync
-ones in worker threads (``asyncio.to_thread``).
+person protected stay unchanged unless ``allow_protected``. The developer's own puts are
+trusted; ``scan=True`` passes every put through the injection and secret scan other agents'
+writes get (for a store whose puts carry what a model wrote). ``index`` is accepted and
+ignored (slotmem indexes the whole fact). The async methods run the sync ones in worker
+threads (``asyncio.to_thread``).
 """
 
 from __future__ import annotations
