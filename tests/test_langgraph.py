@@ -317,3 +317,20 @@ def test_store_renew_moves_only_the_expiry(store, clock):
         store.renew("user", "a", 0)
     clock.advance(ms=11 * 60_000)
     assert store.renew("user", "a", "10m") is None  # expired: gone for every reader
+
+
+def test_keys_an_older_store_or_another_writer_left_as_they_were(lg):
+    lg.store.upsert("user", "Timezone", "UTC")  # not slotmem's key form: now stored as ~base32
+    lg.store.upsert("user", "language", "Elixir")
+    assert lg.get(("user",), "Timezone").value == {"content": "UTC"}
+    assert lg.get(("user",), "timezone") is None  # another item in LangGraph
+    assert lg.get(("user",), "Language") is None
+    lg.put(("user",), "Timezone", {"content": "CET"})
+    assert [(i.key, i.value) for i in lg.search(("user",), limit=10)] == [
+        ("Timezone", {"content": "CET"}),
+        ("language", {"content": "Elixir"}),
+    ]
+    assert lg.store.stats()["facts"] == 2
+    lg.store.upsert("user", "Editor", "vim")
+    lg.delete(("user",), "Editor")
+    assert lg.get(("user",), "Editor") is None and lg.store.stats()["facts"] == 2

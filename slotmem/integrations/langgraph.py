@@ -163,12 +163,29 @@ class SlotmemStore(BaseStore):
         return slot
 
     def _get(self, op: GetOp) -> Item | None:
-        fact = self.store.get(self._slot(op.namespace), stored_key(op.key))
+        fact = self._find(self._slot(op.namespace), op.key)
         if fact is None:
             return None
         if op.refresh_ttl:
             self._refresh([fact])
         return self._item(fact, Item)
+
+    def _find(self, slot: str, key: str) -> Fact | None:
+        """The fact of an item: under its stored key, else (a key slotmem would change) under
+        the key itself, as an older SlotmemStore or another writer left it."""
+        stored = stored_key(key)
+        fact = self.store.get(slot, stored)
+        if fact is not None and fact.key == stored:
+            return fact
+        legacy = self._legacy(slot, key) if stored != key else None
+        return legacy
+
+    def _legacy(self, slot: str, key: str) -> Fact | None:
+        try:
+            fact = self.store.get(slot, key)
+        except InvalidInput:  # a key no fact can have
+            return None
+        return fact if fact is not None and fact.key == key else None
 
     def _put(self, puts: dict[tuple[str, str], PutOp]) -> None:
         if self.read_only:
@@ -182,9 +199,13 @@ class SlotmemStore(BaseStore):
                     raise InvalidInput(f"refused to store {op.namespace}/{key}: {reason}")
             if op.ttl is not None and not op.ttl > 0:
                 raise InvalidInput(f"ttl must be a number of minutes above 0, not {op.ttl!r}")
-            writes.append((slot, stored_key(key), text, op.ttl))
+            writes.append((slot, key, stored_key(key), text, op.ttl))
         with self.store.transaction():
-            for slot, stored, text, ttl in writes:
+            for slot, key, stored, text, ttl in writes:
+                if stored != key and self._legacy(slot, key) is not None:  # now under ``stored``
+                    self.store.delete(
+                        slot, key, source=SOURCE, allow_protected=self.allow_protected
+                    )
                 if text is None:
                     self.store.delete(
                         slot, stored, source=SOURCE, allow_protected=self.allow_protected
