@@ -500,3 +500,25 @@ def test_the_parity_table_in_the_docs_lists_every_row():
     rows = [(op, a, b) for op, a, b in table if op in ROWS]
     assert [op for op, _, _ in rows] == list(ROWS)
     assert all((a, b) == ("✓", "✓ same answer") for _, a, b in rows)
+
+
+def test_a_hybrid_search_is_the_same_ranked_top_k(db_path, clock):
+    """With the semantic leg on, a search with a query still returns min(limit, items), the
+    item the query means first (a synonym only the embeddings know: drink -> tea)."""
+    import llm
+
+    from tests.test_semantic import Plugin
+
+    llm.pm.register(Plugin(), name="fake-embeddings-parity")
+    try:
+        store = Store(db_path, create=True, clock=clock)
+        ours = Slotmem(SlotmemStore(store), clock)
+        notes(ours)
+        store.semantic.reindex("fake-64")
+        found = ours.store.search(("memories",), query="beverage", limit=10)
+        assert len(found) == len(NOTES) + 1 and found[0].key == "tea"
+        assert len(ours.store.search(("memories",), query="beverage", limit=3)) == 3
+        assert {i.key for i in found} == {i.key for i in ours.store.search(("memories",))}
+        ours.store.close()
+    finally:
+        llm.pm.unregister(name="fake-embeddings-parity")
