@@ -64,7 +64,7 @@ from langgraph.store.base import (
 )
 
 from ..agents.tools import scope
-from ..errors import InvalidInput, NotPermitted
+from ..errors import InvalidInput, NotPermitted, ProtectedFact
 from ..records import EPOCH, Fact
 from ..safety import injection_reason, secret_reason
 from ..store import Store
@@ -199,7 +199,10 @@ class SlotmemStore(BaseStore):
                     raise InvalidInput(f"refused to store {op.namespace}/{key}: {reason}")
             if op.ttl is not None and not op.ttl > 0:
                 raise InvalidInput(f"ttl must be a number of minutes above 0, not {op.ttl!r}")
-            writes.append((slot, key, stored_key(key), text, op.ttl))
+            stored = stored_key(key)
+            if stored != key:
+                self._no_look_alike(slot, key)
+            writes.append((slot, key, stored, text, op.ttl))
         with self.store.transaction():
             for slot, key, stored, text, ttl in writes:
                 if stored != key and self._legacy(slot, key) is not None:  # now under ``stored``
@@ -213,6 +216,19 @@ class SlotmemStore(BaseStore):
                     self._drop_parts(slot, stored, 1)
                 else:
                     self._write(slot, stored, pieces(text), ttl)
+
+    def _no_look_alike(self, slot: str, key: str) -> None:
+        """A key slotmem reads as a protected fact's (``Owner`` for ``owner``: its key form)
+        is refused, as on every surface agents reach: an item beside it would shadow it."""
+        try:
+            twin = self.store.get(slot, key)
+        except InvalidInput:  # a key no fact can have: none is its twin
+            return
+        if twin is not None and twin.key != key and twin.protected and not self.allow_protected:
+            raise ProtectedFact(
+                f"{slot}/{twin.key} is protected (a person wrote it): an agent cannot put "
+                f"{key!r}, a key slotmem reads as the same one, beside it"
+            )
 
     def _write(self, slot: str, stored: str, texts: list[str], ttl: float | None) -> None:
         source = SOURCE if ttl is None else f"{SOURCE} ttl={ttl:g}m"
