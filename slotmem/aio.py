@@ -76,6 +76,7 @@ class AsyncStore:
     upsert = _forward(Store.upsert)
     upsert_many = _forward(Store.upsert_many)
     delete = _forward(Store.delete)
+    renew = _forward(Store.renew)
     rate = _forward(Store.rate)
     pin = _forward(Store.pin)
     unpin = _forward(Store.unpin)

@@ -27,7 +27,7 @@ ALLOWED = {
     "ui": BASE | {"ui", "store", "agents"},  # the browser UI: a client of the Store
     # clients of the Store for other ecosystems: asyncio, LangGraph, datasette
     "aio": BASE | {"store"},
-    "integrations": BASE | {"store", "agents"},
+    "integrations": BASE | {"integrations", "store", "agents"},
 }
 
 

@@ -5,47 +5,53 @@
 
 Needs the langgraph extra: pip install 'slotmem[langgraph]'.
 
+**A drop-in for LangGraph's own stores**: tests/test_langgraph_parity.py runs 31 operations on
+SqliteStore and on this store side by side and they answer alike (docs/agents.md#langgraph).
+
 **Namespaces are slots.** A namespace's labels, joined with dots, name its slot: ``("user",)``
 is the slot ``user``, ``("memories", "maja")`` the slot ``memories.maja``; a slot's name read
 back splits at its dots (``list_namespaces`` lists every slot of the file that holds facts, the
-ones other agents and the command line wrote too). A label that is not lower-case letters,
-digits, ``_`` and ``-`` (``"Maja"``, ``"maja@home"``) is kept as ``-`` and its UTF-8 in
-lower-case base32 (``-jvqwuyi``), so every label comes back as it was; the first label must
-start with a lower-case letter and the slot be at most 64 characters, else the namespace is
-refused (InvalidNamespaceError).
+ones other agents and the command line wrote too). Any other label (``"Maja"``, ``"1st"``,
+``"maja@home"``) is kept in base32 (langgraph_codec), so it comes back as it was; a namespace
+whose slot would pass 64 characters is refused (InvalidNamespaceError).
 
 **Values are facts.** ``{"content": "text"}`` (LangMem's shape) is stored as the text itself,
 so the command line, contexts and other agents read it as any fact; any other dict is stored as
 its JSON. Items come back as the dicts they were; a fact written elsewhere reads as
-``{"content": value}``. A value must fit in a fact (4,000 characters) and passes the same
-injection and secret scan as other agents' writes.
+``{"content": value}``. Keys slotmem would change (case, spaces, over 200 characters) and
+values over a fact's 4,000 characters are stored losslessly as langgraph_codec describes.
 
 **Search** with a ``query`` is slotmem's own (full text, hybrid when the file has semantic
-search on), best first, ``SearchItem.score`` being ``Hit.relevance`` (0 to 1); without one,
-newest first. ``filter`` keeps items whose value fields match (``{"kind": "note"}``, or the
-operators ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``).
+search on), a ranked top-k as LangGraph's stores return: the hits best first,
+``SearchItem.score`` being ``Hit.relevance`` (0 to 1), then the other items newest first
+(score 0); no relevance floor (that is for prompts). Without a query, newest first. ``filter``
+keeps items whose value fields match (``{"kind": "note"}``, a dotted path, or the operators
+``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``, as SqliteStore's SQL reads them).
+
+**TTL** (``supports_ttl``): ``put(..., ttl=minutes)`` is the fact's expiry (expired items are
+gone at once for every reader); ``get``/``search`` with ``refresh_ttl`` (the default unless
+the TTLConfig says ``refresh_on_read: False``) move it to that many minutes from now, the
+value and its history unchanged (``Store.renew``).
 
 **Limits** as for other agents: ``slots`` (the slots it may touch), ``read_only``, and facts a
-person protected stay unchanged unless ``allow_protected``. ``index`` (slotmem indexes the whole
-fact) and TTLs (``supports_ttl`` is False) are not supported. The async methods run the sync
-ones in worker threads (``asyncio.to_thread``).
+person protected stay unchanged unless ``allow_protected``. The developer's own puts are
+trusted; ``scan=True`` passes every put through the injection and secret scan other agents'
+writes get (for a store whose puts carry what a model wrote). ``index`` is accepted and
+ignored (slotmem indexes the whole fact). The async methods run the sync ones in worker
+threads (``asyncio.to_thread``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import datetime
-import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from langgraph.store.base import (
     BaseStore,
     GetOp,
-    InvalidNamespaceError,
     Item,
     ListNamespacesOp,
     MatchCondition,
@@ -54,86 +60,33 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
 )
 
-from .. import validation
 from ..agents.tools import scope
-from ..errors import InvalidInput, NotPermitted
+from ..errors import InvalidInput, NotPermitted, ProtectedFact
 from ..records import EPOCH, Fact
 from ..safety import injection_reason, secret_reason
 from ..store import Store
+from .langgraph_codec import (
+    decode_item,
+    decode_value,
+    encode_value,
+    is_part,
+    is_whole,
+    item_text,
+    namespace_of,
+    part_key,
+    pieces,
+    slot_of,
+    stored_key,
+)
+
+__all__ = ["SlotmemStore", "decode_value", "encode_value", "namespace_of", "slot_of"]
 
 SOURCE = "langgraph"
-PLAIN_LABEL = re.compile(r"[a-z0-9_][a-z0-9_-]*")
+TTL_SOURCE = re.compile(r"langgraph ttl=([0-9.e+-]+)m")  # the source of a put with a ttl
 MAX_CANDIDATES = 10_000  # facts a filtered search reads at most
-
-
-def slot_of(namespace: tuple[str, ...]) -> str:
-    """The slot a namespace maps to (InvalidNamespaceError when it cannot)."""
-    if not namespace:
-        raise InvalidNamespaceError("a namespace needs at least one label")
-    labels = []
-    for label in namespace:
-        if not isinstance(label, str) or not label or "." in label:
-            raise InvalidNamespaceError(f"invalid namespace label {label!r} in {namespace}")
-        if PLAIN_LABEL.fullmatch(label):
-            labels.append(label)
-        else:
-            labels.append("-" + base64.b32encode(label.encode()).decode().lower().rstrip("="))
-    slot = ".".join(labels)
-    if not validation.SLOT_RE.fullmatch(slot):
-        raise InvalidNamespaceError(
-            f"namespace {namespace} cannot be a slot ({slot!r}): its first label must start "
-            "with a lower-case letter, and the labels joined by dots be at most 64 characters"
-        )
-    return slot
-
-
-def namespace_of(slot: str) -> tuple[str, ...]:
-    """The namespace of a slot: its dot-separated labels, the encoded ones decoded."""
-    return tuple(_label(part) for part in slot.split("."))
-
-
-def _label(part: str) -> str:
-    if not part.startswith("-"):
-        return part
-    code = part[1:].upper()
-    try:
-        return base64.b32decode(code + "=" * (-len(code) % 8)).decode()
-    except (binascii.Error, ValueError):  # a slot named so by someone else: keep it
-        return part
-
-
-def encode_value(value: Mapping[str, Any]) -> str:
-    """A LangGraph value as a fact's text: its content alone when that is all it is."""
-    if not isinstance(value, Mapping):
-        raise InvalidInput(f"a value must be a dict, not {type(value).__name__}")
-    content = value.get("content")
-    if set(value) == {"content"} and isinstance(content, str) and _plain(content):
-        return content
-    try:
-        return json.dumps(dict(value), ensure_ascii=False)
-    except (TypeError, ValueError) as e:
-        raise InvalidInput(f"a value must be JSON: {e}") from None
-
-
-def _plain(text: str) -> bool:
-    """Text a fact holds unchanged, and that reads back as text, not JSON."""
-    try:
-        return validation.value(text) == text and not text.startswith("{")
-    except InvalidInput:
-        return False
-
-
-def decode_value(text: str) -> dict[str, Any]:
-    if text.startswith("{"):
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = None
-        if isinstance(value, dict):
-            return value
-    return {"content": text}
 
 
 def _time(ms: int) -> datetime.datetime:
@@ -143,7 +96,7 @@ def _time(ms: int) -> datetime.datetime:
 class SlotmemStore(BaseStore):
     """LangGraph's BaseStore over one slotmem file (see the module's description)."""
 
-    supports_ttl = False
+    supports_ttl = True
 
     def __init__(
         self,
@@ -152,17 +105,24 @@ class SlotmemStore(BaseStore):
         slots: Iterable[str] | str | None = None,
         read_only: bool = False,
         allow_protected: bool = False,
+        scan: bool = False,
+        ttl: TTLConfig | None = None,
         **options,
     ):
         """``path_or_store``: a file (opened as ``Store(path, **options)``) or an open Store.
         ``slots``: the only slots it may read and write; ``read_only``: puts and deletes are
-        refused; ``allow_protected``: it may overwrite and delete facts a person protected."""
+        refused; ``allow_protected``: it may overwrite and delete facts a person protected;
+        ``scan``: puts pass slotmem's injection and secret scan (for a store whose puts carry
+        what an agent or a model wrote; the developer's own puts are trusted by default);
+        ``ttl``: LangGraph's TTLConfig (``default_ttl`` in minutes, ``refresh_on_read``)."""
         self.store = (
             path_or_store if isinstance(path_or_store, Store) else Store(path_or_store, **options)
         )
         self.slots = scope(slots)
         self.read_only = bool(read_only)
         self.allow_protected = bool(allow_protected)
+        self.scan = bool(scan)
+        self.ttl_config = ttl
 
     # -- BaseStore ---------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -203,55 +163,192 @@ class SlotmemStore(BaseStore):
         return slot
 
     def _get(self, op: GetOp) -> Item | None:
-        fact = self.store.get(self._slot(op.namespace), op.key)
-        return None if fact is None else _item(fact, Item)
+        fact = self._find(self._slot(op.namespace), op.key)
+        if fact is None:
+            return None
+        if op.refresh_ttl:
+            self._refresh([fact])
+        return self._item(fact, Item)
+
+    def _find(self, slot: str, key: str) -> Fact | None:
+        """The fact of an item: under its stored key, else (a key slotmem would change) under
+        the key itself, as an older SlotmemStore or another writer left it."""
+        stored = stored_key(key)
+        fact = self.store.get(slot, stored)
+        if fact is not None and fact.key == stored:
+            return fact
+        legacy = self._legacy(slot, key) if stored != key else None
+        return legacy
+
+    def _legacy(self, slot: str, key: str) -> Fact | None:
+        try:
+            fact = self.store.get(slot, key)
+        except InvalidInput:  # a key no fact can have
+            return None
+        return fact if fact is not None and fact.key == key else None
 
     def _put(self, puts: dict[tuple[str, str], PutOp]) -> None:
         if self.read_only:
             raise NotPermitted("this store is read-only: it cannot put or delete items")
         writes = []
         for (slot, key), op in puts.items():
-            text = None if op.value is None else encode_value(op.value)
-            if text is not None:
+            text = None if op.value is None else item_text(key, op.value)
+            if text is not None and self.scan:
                 reason = injection_reason(key, text) or secret_reason(key, text)
                 if reason:
                     raise InvalidInput(f"refused to store {op.namespace}/{key}: {reason}")
-            writes.append((slot, key, text))
+            if op.ttl is not None and not op.ttl > 0:
+                raise InvalidInput(f"ttl must be a number of minutes above 0, not {op.ttl!r}")
+            stored = stored_key(key)
+            if stored != key:
+                self._no_look_alike(slot, key)
+            writes.append((slot, key, stored, text, op.ttl))
         with self.store.transaction():
-            for slot, key, text in writes:
-                if text is None:
+            for slot, key, stored, text, ttl in writes:
+                if stored != key and self._legacy(slot, key) is not None:  # now under ``stored``
                     self.store.delete(
                         slot, key, source=SOURCE, allow_protected=self.allow_protected
                     )
-                else:
-                    self.store.upsert(
-                        slot, key, text, source=SOURCE, allow_protected=self.allow_protected
+                if text is None:
+                    self.store.delete(
+                        slot, stored, source=SOURCE, allow_protected=self.allow_protected
                     )
+                    self._drop_parts(slot, stored, 1)
+                else:
+                    self._write(slot, stored, pieces(text), ttl)
+
+    def _no_look_alike(self, slot: str, key: str) -> None:
+        """A key slotmem reads as a protected fact's (``Owner`` for ``owner``: its key form)
+        is refused, as on every surface agents reach: an item beside it would shadow it."""
+        try:
+            twin = self.store.get(slot, key)
+        except InvalidInput:  # a key no fact can have: none is its twin
+            return
+        if twin is not None and twin.key != key and twin.protected and not self.allow_protected:
+            raise ProtectedFact(
+                f"{slot}/{twin.key} is protected (a person wrote it): an agent cannot put "
+                f"{key!r}, a key slotmem reads as the same one, beside it"
+            )
+
+    def _write(self, slot: str, stored: str, texts: list[str], ttl: float | None) -> None:
+        source = SOURCE if ttl is None else f"{SOURCE} ttl={ttl:g}m"
+        seconds = None if ttl is None else ttl * 60
+        self.store.upsert(
+            slot,
+            stored,
+            texts[0],
+            source=source,
+            ttl=seconds,
+            allow_protected=self.allow_protected,
+        )
+        for number, text in enumerate(texts[1:], 1):  # the pieces: see langgraph_codec
+            self.store.upsert(
+                slot, part_key(stored, number), text, source=source, ttl=seconds, protect=True
+            )
+        self._drop_parts(slot, stored, len(texts))
+
+    def _drop_parts(self, slot: str, stored: str, first: int) -> None:
+        """Delete the pieces ``first``, ``first + 1``, ... a longer text left."""
+        while self.store.delete(slot, part_key(stored, first), source=SOURCE):
+            first += 1
+
+    def _text(self, fact: Fact) -> str:
+        """A fact's whole text: its own, then its pieces' (a long value: langgraph_codec)."""
+        if is_whole(fact.value):
+            return fact.value
+        texts, number = [fact.value], 1
+        while (part := self.store.get(fact.slot, part_key(fact.key, number))) is not None:
+            texts.append(part.value)
+            number += 1
+        return "".join(texts)
+
+    def _item(self, fact: Fact, kind, **extra):
+        key, value = decode_item(fact.key, self._text(fact))
+        return kind(
+            namespace=namespace_of(fact.slot),
+            key=key,
+            value=value,
+            created_at=_time(fact.created_at),
+            updated_at=_time(fact.updated_at),
+            **extra,
+        )
+
+    def _refresh(self, facts: Iterable[Fact]) -> None:
+        """Push the expiry of facts put with a ttl that far from now (LangGraph's refresh_ttl),
+        unless the TTLConfig says ``refresh_on_read: False``."""
+        if self.read_only or (self.ttl_config or {}).get("refresh_on_read", True) is False:
+            return
+        for fact in facts:
+            found = TTL_SOURCE.fullmatch(fact.source or "")
+            if fact.expires_at is None or found is None:
+                continue
+            if fact.protected and not self.allow_protected:
+                continue
+            seconds = float(found.group(1)) * 60
+            with self.store.transaction():
+                self.store.renew(fact.slot, fact.key, seconds)
+                number = 1
+                while self.store.renew(fact.slot, part_key(fact.key, number), seconds):
+                    number += 1
 
     def _prefixed_slots(self, prefix: tuple[str, ...]) -> list[str]:
         names = self.slots if self.slots is not None else self.store.slots()
         return [s for s in names if namespace_of(s)[: len(prefix)] == tuple(prefix)]
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
+        """With a query: slotmem's hits best first, then the other items newest first (score
+        0), so a search returns as many items as LangGraph's stores do; without: newest first."""
         slots = self._prefixed_slots(op.namespace_prefix)
         wanted = op.offset + op.limit
         if not slots or op.limit <= 0:
             return []
-        count = wanted if not op.filter else 4 * wanted
+        found: list[tuple[Fact, float | None]] = []
+        if op.query:
+            query = op.query
+            hits = self._collect(
+                lambda n: [
+                    (hit.fact, hit.relevance)
+                    for hit in self.store.query_facts(query, slots=slots, limit=n)
+                ],
+                op.filter,
+                wanted,
+            )
+            found.extend(hits)
+        if len(found) < wanted:
+            seen = {fact.id for fact, _ in found}
+            score = 0.0 if op.query else None
+            rest = self._collect(
+                lambda n: [
+                    (fact, score) for fact in self.store.list_facts(slots, limit=n, order="updated")
+                ],
+                op.filter,
+                wanted + len(seen),
+            )
+            found.extend(pair for pair in rest if pair[0].id not in seen)
+        chosen = found[op.offset : wanted]
+        if op.refresh_ttl:
+            self._refresh(fact for fact, _ in chosen)
+        return [self._item(fact, SearchItem, score=score) for fact, score in chosen]
+
+    def _collect(
+        self,
+        fetch: Callable[[int], list[tuple[Fact, float | None]]],
+        wanted_filter: dict[str, Any] | None,
+        wanted: int,
+    ) -> list[tuple[Fact, float | None]]:
+        """The first ``wanted`` of what ``fetch(n)`` finds that are items (not pieces) and
+        match the filter, asking for more while there may be more."""
+        count = max(wanted, 1) if not wanted_filter else 4 * max(wanted, 1)
         while True:
-            if op.query:
-                hits = self.store.query_facts(op.query, slots=slots, limit=count)
-                found = [(hit.fact, hit.relevance) for hit in hits]
-            else:
-                facts = self.store.list_facts(slots, limit=count, order="updated")
-                found = [(fact, None) for fact in facts]
-            items = [
-                _item(fact, SearchItem, score=score)
+            found = fetch(count)
+            kept = [
+                (fact, score)
                 for fact, score in found
-                if _matches(decode_value(fact.value), op.filter)
+                if not is_part(fact.key)
+                and (not wanted_filter or _matches(self._item(fact, Item).value, wanted_filter))
             ]
-            if len(items) >= wanted or len(found) < count or count >= MAX_CANDIDATES:
-                return items[op.offset : wanted]
+            if len(kept) >= wanted or len(found) < count or count >= MAX_CANDIDATES:
+                return kept[:wanted]
             count = min(4 * count, MAX_CANDIDATES)
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
@@ -265,17 +362,6 @@ class SlotmemStore(BaseStore):
         return sorted(set(namespaces))[op.offset : op.offset + op.limit]
 
 
-def _item(fact: Fact, kind, **extra):
-    return kind(
-        namespace=namespace_of(fact.slot),
-        key=fact.key,
-        value=decode_value(fact.value),
-        created_at=_time(fact.created_at),
-        updated_at=_time(fact.updated_at),
-        **extra,
-    )
-
-
 def _fits(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
     path = tuple(condition.path)
     if len(namespace) < len(path):
@@ -284,9 +370,9 @@ def _fits(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
     return all(want in ("*", have) for want, have in zip(path, part))
 
 
-OPERATORS = {
+OPERATORS = {  # as SqliteStore's SQL: a missing field matches no operator but $eq None
     "$eq": lambda a, b: a == b,
-    "$ne": lambda a, b: a != b,
+    "$ne": lambda a, b: a is not None and a != b,
     "$gt": lambda a, b: a is not None and a > b,
     "$gte": lambda a, b: a is not None and a >= b,
     "$lt": lambda a, b: a is not None and a < b,
@@ -301,7 +387,7 @@ def _matches(value: Any, wanted: Any) -> bool:
     if not isinstance(value, dict):
         return False
     for field, condition in wanted.items():
-        have = value.get(field)
+        have = _field(value, field)
         if isinstance(condition, dict) and any(k.startswith("$") for k in condition):
             for operator, operand in condition.items():
                 if operator not in OPERATORS:
@@ -317,3 +403,15 @@ def _matches(value: Any, wanted: Any) -> bool:
         elif have != condition:
             return False
     return True
+
+
+def _field(value: dict, field: str) -> Any:
+    """``value[field]``, or along a dotted path (``"user.access-level"``) as LangGraph's are."""
+    if field in value or "." not in field:
+        return value.get(field)
+    found: Any = value
+    for part in field.split("."):
+        if not isinstance(found, dict):
+            return None
+        found = found.get(part)
+    return found

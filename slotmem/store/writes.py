@@ -195,6 +195,26 @@ class Writes(Core):
         return True
 
     @_translated
+    def renew(self, slot: str, key: str, ttl, *, allow_protected: bool = True) -> Fact | None:
+        """Make the live fact slot/key expire ``ttl`` from now (a read that keeps a fact alive:
+        LangGraph's ``refresh_ttl``). Its value, its update time and its history stay as they
+        were. None when there is no such fact or it never expires (it stays permanent).
+        ``allow_protected=False`` refuses a protected fact (ProtectedFact)."""
+        slot, key = validation.slot(slot), validation.key(key)
+        lifetime = validation.duration(ttl)
+        with self.transaction():
+            now = self.clock()
+            row = self._row(slot, key, now)
+            if row is None or row["expires_at"] is None:
+                return None
+            if not allow_protected and row["protected_at"] is not None:
+                raise _protected(slot, row["key"], "renew")
+            self.conn.execute(
+                "UPDATE memory_facts SET expires_at = ? WHERE seq = ?", (now + lifetime, row["seq"])
+            )
+        return dataclasses.replace(Fact.from_row(row), expires_at=now + lifetime)
+
+    @_translated
     def rate(
         self,
         slot: str,
