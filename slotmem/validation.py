@@ -225,6 +225,39 @@ def slots(names) -> list[str] | None:
     return [slot(name) for name in names]
 
 
+def selector(name) -> str:
+    """A slot, ``PREFIX.*`` (the slot PREFIX and every slot under it: ``user.*`` is ``user``,
+    ``user.maja``, ``user.maja.work``) or ``*`` (every slot)."""
+    if name == "*":
+        return name
+    try:
+        if isinstance(name, str) and name.endswith(".*"):
+            slot(name[:-2])
+            return name
+        return slot(name)
+    except InvalidInput as e:
+        raise InvalidInput(f"{e}; or PREFIX.* for every slot under PREFIX, or *") from None
+
+
+def selectors(names) -> list[str] | None:
+    """Slots and ``PREFIX.*`` patterns (a string may list them with commas)."""
+    if names is None:
+        return None
+    if isinstance(names, str):
+        names = [name.strip() for name in names.split(",")]
+    return list(dict.fromkeys(selector(name) for name in names))
+
+
+def selects(selector_list, name: str) -> bool:
+    """Does one of the selectors take the slot ``name``?"""
+    for chosen in selector_list:
+        if chosen == "*" or chosen == name:
+            return True
+        if chosen.endswith(".*") and (name == chosen[:-2] or name.startswith(chosen[:-1])):
+            return True
+    return False
+
+
 # -- times -------------------------------------------------------------------------------------
 SECOND_MS = 1000
 UNIT_MS = {

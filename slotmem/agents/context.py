@@ -42,6 +42,12 @@ SLOT_TITLES = {
     "agent": "Lessons I have learned",
 }
 DEFAULT_SLOTS = ("user", "project", "agent")
+# A key that is an id, not a name (a UUID as LangGraph and LangMem write them, a long hex digest,
+# the LangGraph store's encoded keys): the bullet shows the value alone.
+OPAQUE_KEY = re.compile(
+    r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}|[0-9a-f]{24,}|~.*",
+    re.IGNORECASE,
+)
 DEFAULT_BUDGET_TOKENS = 1000
 CANDIDATES = 30  # hits asked of each slot (benchmarks/fit_relevance.py fits on as many)
 MIN_SHARE = 0.2  # of what the pinned facts leave, kept for each slot that has relevant facts
@@ -136,7 +142,12 @@ class Context:
 
 
 def build_context(
-    store, message: str, slots: Iterable[str] = DEFAULT_SLOTS, *, delimit: bool = False, **options
+    store,
+    message: str,
+    slots: Iterable[str] | str | None = None,
+    *,
+    delimit: bool = False,
+    **options,
 ) -> str:
     """The markdown an agent's prompt gets for ``message`` ('' when nothing is relevant and
     nothing is pinned): see ``build`` for the options. ``delimit``: inside a ``<memory>``
@@ -152,7 +163,7 @@ def build_context(
 def build(
     store,
     message: str,
-    slots: Iterable[str] = DEFAULT_SLOTS,
+    slots: Iterable[str] | str | None = None,
     *,
     budget_tokens: int = DEFAULT_BUDGET_TOKENS,
     pinned_tokens: int | None = None,
@@ -169,7 +180,8 @@ def build(
     session: str | None = None,
     run: str | None = None,
 ) -> Context:
-    """The context for ``message`` from ``slots`` (in priority order). ``min_relevance``
+    """The context for ``message`` from ``slots`` (in priority order; ``PREFIX.*`` takes every
+    slot under PREFIX; None: every slot the file holds, see ``context_slots``). ``min_relevance``
     overrides every slot's floor; ``min_share`` is a share of the budget, or one per slot;
     ``explain`` also lists the best hits below each floor in ``Context.cut``. ``episodes``,
     ``episode_tokens``, ``record``, ``session``, ``run``: see slotmem.agents.episodes."""
@@ -178,7 +190,7 @@ def build(
     finish = plan_episodes(
         episodes, episode_tokens, record, session, run, semantic, track_access, explain
     )
-    slots = list(dict.fromkeys(slots))
+    slots = context_slots(store, slots)
     budget = _tokens(budget_tokens, "budget_tokens")
     pinned_budget = (
         budget // 2 if pinned_tokens is None else _tokens(pinned_tokens, "pinned_tokens")
@@ -232,8 +244,25 @@ def build(
     return finish(store, Context(message, tuple(sections), tuple(cut), budget))
 
 
+def context_slots(store, slots: Iterable[str] | str | None) -> list[str]:
+    """The slots a context reads, in priority order: those named, each ``PREFIX.*`` as the
+    slots it takes; for None, every slot the file holds, ``DEFAULT_SLOTS`` first, without the
+    episodes' slot (``episodes=True`` gives them their own section)."""
+    if slots is not None:
+        return store.slot_names(slots)
+    from ..store.episodes import EPISODES_SLOT
+
+    held = [slot for slot in store.slot_names("*") if slot != EPISODES_SLOT]
+    first = {name: rank for rank, name in enumerate(DEFAULT_SLOTS)}
+    return sorted(held, key=lambda slot: (first.get(slot.partition(".")[0], len(first)), slot))
+
+
 def title(slot: str) -> str:
-    return SLOT_TITLES.get(slot, slot.capitalize())
+    """A section's heading: ``user`` is "What I know about the user", ``user.maja`` "What I
+    know about the user (maja)", ``memories.maja`` "Memories (maja)"."""
+    head, _, rest = slot.partition(".")
+    named = SLOT_TITLES.get(head, head.replace("_", " ").replace("-", " ").capitalize())
+    return f"{named} ({rest.replace('.', ' / ')})" if rest else named
 
 
 class _Plan:
@@ -272,7 +301,10 @@ def _item(fact, relevance: float | None, dates: bool | None) -> Item:
     value = " ".join(fact.value.split())
     dated = dates if dates is not None else about_time(value)
     when = f" ({_day(fact.updated_at)})" if dated else ""
-    line = f"- **{fact.key}**{when}: {value}"
+    if OPAQUE_KEY.fullmatch(fact.key):  # an id says nothing to the model reading the prompt
+        line = f"- {value}" if not when else f"- ({when.strip()[1:-1]}) {value}"
+    else:
+        line = f"- **{fact.key}**{when}: {value}"
     return Item(
         fact.id,
         fact.slot,

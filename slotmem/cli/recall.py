@@ -16,7 +16,13 @@ from .output import echo_json, emit, format_options, note, since_options, table,
 
 @cli.command()
 @click.argument("text")
-@click.option("-s", "--slot", "slots", multiple=True, help="Only these slots (repeatable)")
+@click.option(
+    "-s",
+    "--slot",
+    "slots",
+    multiple=True,
+    help="Only these slots (repeatable; 'user.*': every slot under user)",
+)
 @limit_option(10, "At most this many hits")
 @click.option("--min-score", type=float, help="Drop hits scoring below this")
 @click.option(
@@ -77,7 +83,14 @@ def search(
 
 @cli.command()
 @click.argument("message")
-@click.option("-s", "--slot", "slots", multiple=True, help="Slots to ask, in priority order")
+@click.option(
+    "-s",
+    "--slot",
+    "slots",
+    multiple=True,
+    help="Slots to ask, in priority order (repeatable; 'user.*': every slot under user) "
+    "[default: every slot the file holds, user, project and agent first]",
+)
 @click.option(
     "--budget",
     type=click.IntRange(min=0),
@@ -147,7 +160,7 @@ def context(
     built = builder.build(
         store,
         message,
-        slots or builder.DEFAULT_SLOTS,
+        list(slots) or None,
         budget_tokens=budget,
         pinned_tokens=pinned_budget,
         min_relevance=min_relevance,

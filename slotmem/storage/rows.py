@@ -48,6 +48,19 @@ def live(now: str = ":now") -> str:
     return LIVE.format(now=now)
 
 
+def slot_names(conn) -> list[str]:
+    """Every slot that holds a fact (expired ones too), in order: one index seek per slot."""
+    found = conn.execute(
+        """WITH RECURSIVE s(slot) AS (
+               SELECT min(slot) FROM memory_facts
+               UNION ALL
+               SELECT (SELECT min(slot) FROM memory_facts WHERE slot > s.slot) FROM s
+               WHERE s.slot IS NOT NULL)
+           SELECT slot FROM s WHERE slot IS NOT NULL"""
+    )
+    return [slot for (slot,) in found]
+
+
 def archive(conn, seq: int, reason: str, now: int, by: str | None) -> None:
     """Copy the fact ``seq`` into history as it is now, with why, when and by whom."""
     conn.execute(ARCHIVE_SQL, (reason, now, by, seq))

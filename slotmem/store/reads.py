@@ -58,7 +58,7 @@ class Reads(Core):
         params: list = [now]
         tests = [rows.live("?")]
         if slot:
-            names = validation.slots(slot) or []
+            names = self.slot_names(slot) or []
             tests.append(f"slot IN ({', '.join('?' * len(names))})")
             params.extend(names)
         for test, value in (("updated_at >= ?", start), ("updated_at < ?", stop)):
@@ -136,7 +136,7 @@ class Reads(Core):
         legs are fused (``semantic=False``: lexical only). ``since``/``until`` keep the facts
         last updated in that window. Expired facts are never returned.
         """
-        slots = validation.slots(slots)
+        slots = self.slot_names(slots)
         start, stop = validation.window(since, until, self.clock())
         query = Query.parse(
             text,
@@ -191,6 +191,23 @@ class Reads(Core):
         self._accesses.flush()
 
     # -- introspection ----------------------------------------------------------------------
+    @_translated
+    def slot_names(self, selectors: Iterable[str] | str | None = None) -> list[str] | None:
+        """The slots ``selectors`` take (``validation.selectors``: names, ``PREFIX.*``, ``*``),
+        in their order, the slots each pattern takes by name; None for None. A slot named
+        exactly is taken whether or not it holds facts; a pattern takes the slots that do."""
+        chosen = validation.selectors(selectors)
+        if chosen is None or not any(name == "*" or name.endswith(".*") for name in chosen):
+            return chosen
+        held = rows.slot_names(self.conn)
+        found: list[str] = []
+        for name in chosen:
+            if name == "*" or name.endswith(".*"):
+                found += [slot for slot in held if validation.selects([name], slot)]
+            else:
+                found.append(name)
+        return list(dict.fromkeys(found))
+
     @_translated
     def slots(self) -> dict[str, int]:
         """Facts per slot (expired ones left out)."""
