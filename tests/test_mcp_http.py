@@ -153,7 +153,14 @@ def test_loopback_without_a_token_with_the_scoping_options(memory, servers):
         (["--token", TOKEN], "--token goes with --http"),
     ],
 )
-def test_what_is_refused_before_serving_creates_no_file(tmp_path, arguments, words):
+def test_what_is_refused_before_serving_creates_no_file(
+    tmp_path, monkeypatch, arguments, words
+):
+    def serve(*args):  # were it not refused, the test fails here instead of serving
+        raise AssertionError(f"served {arguments}")
+
+    monkeypatch.setattr(mcp_http, "serve", serve)
+    monkeypatch.setattr("mcp.server.mcpserver.MCPServer.run", serve)
     result = CliRunner().invoke(
         cli,
         ["mcp", *arguments, "-d", str(tmp_path / "new.db")],

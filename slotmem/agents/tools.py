@@ -302,15 +302,13 @@ class AgentMemory:
         return [self._done(result) for result in results]
 
     def _checked(self, slot, key, value, confidence, ttl) -> dict:
-        """One fact's write, checked: in scope, valid, past the scan, a valid ttl."""
+        """One fact's write, checked: in scope, past the scan, valid (the ttl: by upsert)."""
         slot = self.slot(slot)
         if isinstance(key, str) and isinstance(value, str):  # the scan reads them as sent
             reason = injection_reason(key, value) or secret_reason(key, value)
             if reason:
                 raise InvalidInput(f"refused to store {slot}/{key}: {reason}")
         slot, key, value, confidence, _ = validation.fact(slot, key, value, confidence, None)
-        if ttl is not None:
-            validation.duration(ttl)
         item = {"slot": slot, "key": key, "value": value, "confidence": confidence}
         return {**item, "source": self.source, "ttl": ttl}
 
