@@ -85,6 +85,13 @@ def test_a_request_without_or_with_a_wrong_token_gets_401_and_changes_nothing(me
         assert refused.headers["www-authenticate"].startswith("Bearer")
         assert json.loads(refused.text)["error"] == "invalid_token"
     assert right.status_code == 200
+    rebound = httpx2.post(  # the right token, through a name that rebinds to 127.0.0.1
+        server.url,
+        json=INITIALIZE,
+        headers={**ACCEPT, "Authorization": f"Bearer {TOKEN}", "Host": "evil.example:80"},
+        timeout=30,
+    )
+    assert rebound.status_code in (400, 403, 421)
 
     with pytest.raises(Exception) as refused:  # the SDK raises it inside exception groups
         asyncio.run(asyncio.wait_for(remember(server, "not-the-token", "intruder"), 120))
@@ -153,9 +160,7 @@ def test_loopback_without_a_token_with_the_scoping_options(memory, servers):
         (["--token", TOKEN], "--token goes with --http"),
     ],
 )
-def test_what_is_refused_before_serving_creates_no_file(
-    tmp_path, monkeypatch, arguments, words
-):
+def test_what_is_refused_before_serving_creates_no_file(tmp_path, monkeypatch, arguments, words):
     def serve(*args):  # were it not refused, the test fails here instead of serving
         raise AssertionError(f"served {arguments}")
 

@@ -254,6 +254,8 @@ def test_search_and_fetch_answer_as_chatgpt_connectors_expect(db_path):
     assert result["url"] == "slotmem://fact/project/deploy%2Fschedule%20day"
     assert result["title"].startswith("project/deploy/schedule day: We deploy on Thursdays")
     assert result["title"].endswith("…") and len(result["title"]) < 120
+    assert json.loads(text_of(document)) == document.structured_content
+    assert [part.type for part in document.content] == ["text"]
     doc = document.structured_content
     assert set(doc) == {"id", "title", "text", "url", "metadata"}
     assert doc["text"] == long.strip() and doc["url"] == result["url"]
@@ -266,3 +268,12 @@ def test_a_read_only_server_has_search_and_fetch_but_no_batch(people):
     server = build_server(Store(people), read_only=True)
     names = {t.name for t in run(server, lambda client: client.list_tools()).tools}
     assert {"search", "fetch"} <= names and "remember_many" not in names
+
+
+def test_search_returns_at_most_ten(db_path):
+    with Store(db_path, create=True) as store:
+        store.upsert_many(
+            {"slot": "project", "key": f"deploy{n}", "value": f"Deploy step {n}"} for n in range(12)
+        )
+    found = call(build_server(Store(db_path)), "search", {"query": "deploy step"})
+    assert len(found.structured_content["results"]) == 10

@@ -424,7 +424,7 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
     ) -> Remembered:
         """Store several facts at once, all or nothing: each is checked as remember checks
         one, and if one is refused (a fact a person protected, a secret) none is stored."""
-        items = [fact.model_dump() for fact in facts]
+        items: list[dict] = [dict(fact) for fact in facts]  # FactIn models
         return {"facts": memory.remember_many(items)}  # type: ignore[typeddict-item]
 
     def forget(slot: Slot, key: Key) -> Forgotten:

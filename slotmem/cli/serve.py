@@ -13,7 +13,11 @@ from .app import cli, database_option, open_store
     metavar="SLOT,...",
     help="Serve only these slots: the agent cannot read or write others",
 )
-@click.option("--read-only", is_flag=True, help="Offer no remember, forget, rate or flush tool")
+@click.option(
+    "--read-only",
+    is_flag=True,
+    help="Offer no writing tool (remember, remember_many, forget, rate, flush)",
+)
 @click.option(
     "--allow-protected",
     is_flag=True,
@@ -60,8 +64,9 @@ def mcp(slots, read_only, allow_protected, flush_model, http, token, no_delimit,
     {"command": "slotmem", "args": ["mcp", "-d", "/home/maja/agent.db",
                                     "--slots", "project", "--read-only"]}
 
-    Over HTTP, each request carries 'Authorization: Bearer TOKEN'; one without it (or with
-    another) gets 401. An address other than loopback needs a token:
+    Over HTTP with a token (--token, or better $SLOTMEM_MCP_TOKEN), each request must carry
+    'Authorization: Bearer TOKEN', else it gets 401; an address other than loopback is
+    refused without a token:
 
     \b
     SLOTMEM_MCP_TOKEN=$(openssl rand -hex 24) slotmem mcp --http 127.0.0.1:8765
