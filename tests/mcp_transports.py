@@ -3,12 +3,12 @@ official SDK client: the same tool tests run over both."""
 
 import contextlib
 import os
-import shutil
 import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx2
 from mcp import StdioServerParameters
@@ -19,8 +19,9 @@ START_SECONDS = 60  # a loaded 2-core machine: a generous bound on the server's 
 
 
 def command(*args) -> list[str]:
-    found = shutil.which("slotmem")
-    return [found, *args] if found else [sys.executable, "-m", "slotmem", *args]
+    """`slotmem ARGS`: this environment's script (not another one on PATH), else ``-m``."""
+    script = Path(sys.executable).parent / "slotmem"
+    return [str(script), *args] if script.exists() else [sys.executable, "-m", "slotmem", *args]
 
 
 def stdio(db_path, *flags) -> StdioServerParameters:
