@@ -1,27 +1,28 @@
-"""The MCP server, through the official SDK client: in memory, and end to end over stdio with
-`slotmem mcp` as a real process."""
+"""The MCP server, through the official SDK client: in memory, and end to end with `slotmem
+mcp` as a real process, over stdio and over streamable HTTP on 127.0.0.1 (the same tests)."""
 
 import asyncio
 import json
-import shutil
-import sys
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
+from mcp_transports import Http, Servers, stdio
 
 import slotmem
 from slotmem import Store
 from slotmem.agents.mcp_server import build_server
 
-WRITES = {"remember", "forget", "rate", "flush"}
-READS = {"recall", "get", "list", "history", "context"}
+WRITES = {"remember", "remember_many", "forget", "rate", "flush"}
+READS = {"recall", "get", "list", "history", "context", "search", "fetch"}
 
 
 def session(server, steps):
-    """Run ``steps(client)`` in one client session; returns what it returns."""
+    """Run ``steps(client)`` in one client session; returns what it returns. ``server``: an
+    MCPServer (in process), stdio parameters, or a running HTTP server (mcp_transports.Http)."""
 
     async def go():
-        async with Client(server) as client:
+        target = server.transport() if isinstance(server, Http) else server
+        async with Client(target) as client:
             return await steps(client)
 
     return asyncio.run(go())
@@ -31,12 +32,17 @@ def text_of(result) -> str:
     return "".join(part.text for part in result.content if hasattr(part, "text"))
 
 
-def stdio(db_path, *flags):
-    command = shutil.which("slotmem") or sys.executable
-    args = ["mcp", "-d", str(db_path), *flags]
-    if command == sys.executable:
-        args = ["-m", "slotmem", *args]
-    return StdioServerParameters(command=command, args=args)
+@pytest.fixture(params=["stdio", "http"])
+def served(request):
+    """``served(db_path, *flags)``: `slotmem mcp` with those flags, over each transport."""
+    if request.param == "stdio":
+        yield stdio
+        return
+    servers = Servers()
+    try:
+        yield servers.start
+    finally:
+        servers.stop()
 
 
 @pytest.fixture
@@ -74,7 +80,7 @@ def test_tools_are_described_annotated_and_strict(people):
     assert by_name["list"].input_schema["properties"]["order"]["enum"][0] == "updated"
 
 
-def test_every_tool_over_stdio_normal_and_hostile(people):
+def test_every_tool_over_stdio_and_http_normal_and_hostile(people, served):
     """`slotmem mcp` as a process: each tool's normal use, then what a confused or hostile
     agent sends; a refused call changes nothing."""
 
@@ -96,6 +102,24 @@ def test_every_tool_over_stdio_normal_and_hostile(people):
         out["context"] = await call("context", {"message": "Can we deploy on Thursday?"})
         out["forget"] = await call("forget", {"slot": "project", "key": "stack"})
         out["forget again"] = await call("forget", {"slot": "project", "key": "stack"})
+        out["for a while"] = await call(
+            "remember", {"slot": "user", "key": "location", "value": "In Porto", "ttl": "6h"}
+        )
+        out["many"] = await call(
+            "remember_many",
+            {
+                "facts": [
+                    {"slot": "project", "key": "ci", "value": "CI runs on push"},
+                    {"slot": "agent", "key": "tests", "value": "Run pytest -x", "ttl": "2w"},
+                ]
+            },
+        )
+        out["page 1"] = await call("list", {"limit": 2, "order": "key"})
+        out["page 2"] = await call("list", {"limit": 2, "order": "key", "offset": 2})
+        out["since"] = await call("recall", {"query": "deploy", "since": "1h"})
+        out["until"] = await call("recall", {"query": "deploy", "until": "2000-01-01"})
+        out["search"] = await call("search", {"query": "when do we deploy?"})
+        out["fetch"] = await call("fetch", {"id": "project/deploy"})
         hostile = {
             "unknown argument": ("remember", {"slot": "user", "key": "k", "value": "v", "x": 1}),
             "confidence 2": (
@@ -126,13 +150,26 @@ def test_every_tool_over_stdio_normal_and_hostile(people):
             "no query": ("recall", {}),
             "negative budget": ("context", {"message": "hi", "budget_tokens": -1}),
             "unknown tool": ("pin", {"slot": "user", "key": "timezone"}),
+            "bad ttl": ("remember", {"slot": "user", "key": "k", "value": "v", "ttl": "soon"}),
+            "bad since": ("list", {"since": "last tuesday"}),
+            "negative offset": ("list", {"offset": -1}),
+            "batch with a protected fact": (
+                "remember_many",
+                {
+                    "facts": [
+                        {"slot": "user", "key": "k", "value": "v"},
+                        {"slot": "user", "key": "timezone", "value": "UTC"},
+                    ]
+                },
+            ),
+            "fetch missing": ("fetch", {"id": "user/nobody"}),
         }
         for name, (tool, arguments) in hostile.items():
             out[name] = await call(tool, arguments)
         out["operators"] = await call("recall", {"query": 'deploy" OR * NEAR( -- \x00 "'})
         return out
 
-    out = session(stdio(people), steps)
+    out = session(served(people), steps)
     assert out["remember"].structured_content["action"] == "created"
     assert out["update"].structured_content["previous_value"] == "We deploy on Tuesdays"
     [hit] = out["recall"].structured_content["facts"]
@@ -150,6 +187,21 @@ def test_every_tool_over_stdio_normal_and_hostile(people):
     assert "- **deploy**: We deploy on Thursdays" in text_of(out["context"])
     assert out["forget"].structured_content["action"] == "forgot"
     assert out["forget again"].structured_content["action"] == "not found"
+    assert out["for a while"].structured_content["expires_at"].endswith("+00:00")
+    many = out["many"].structured_content["facts"]
+    assert [(f["action"], f["key"]) for f in many] == [("created", "ci"), ("created", "tests")]
+    first, second = (out[p].structured_content for p in ("page 1", "page 2"))
+    assert [f["key"] for f in first["facts"]] == ["tests", "ci"] and first["next_offset"] == 2
+    assert [f["key"] for f in second["facts"]] == ["deploy", "location"]
+    assert [f["key"] for f in out["since"].structured_content["facts"]] == ["deploy"]
+    assert out["until"].structured_content == {"facts": [], "next_offset": None}
+    [result] = out["search"].structured_content["results"]
+    assert result["id"] == "project/deploy" and result["url"] == "slotmem://fact/project/deploy"
+    assert json.loads(text_of(out["search"])) == out["search"].structured_content
+    document = out["fetch"].structured_content
+    assert (
+        document["text"] == "We deploy on Thursdays" and document["metadata"]["slot"] == "project"
+    )
     expected = {
         "unknown argument": "unknown argument 'x'",
         "confidence 2": "confidence: Input should be less than or equal to 1",
@@ -168,6 +220,11 @@ def test_every_tool_over_stdio_normal_and_hostile(people):
         "no query": "query is required",
         "negative budget": "budget_tokens: Input should be greater than or equal to 0",
         "unknown tool": "Unknown tool: pin",
+        "bad ttl": "ttl 'soon' is not a duration",
+        "bad since": "since 'last tuesday' is neither a date",
+        "negative offset": "offset: Input should be greater than or equal to 0",
+        "batch with a protected fact": "fact 1: user/timezone is protected",
+        "fetch missing": "no fact user/nobody",
     }
     for name, words in expected.items():
         assert out[name].is_error, name
@@ -175,7 +232,7 @@ def test_every_tool_over_stdio_normal_and_hostile(people):
     assert out["operators"].is_error is False
     with Store(people) as store:  # what was refused left the file as it was
         assert store.get("user", "timezone").value == "Maja lives in Stockholm (CET)"
-        assert store.get("user", "k") is None and store.stats()["facts"] == 2
+        assert store.get("user", "k") is None and store.stats()["facts"] == 5
 
 
 def test_resources_and_the_prompt(people):
@@ -233,6 +290,17 @@ def test_an_agent_scoped_to_project_cannot_read_or_write_user(people):
             "forget": await call("forget", {"slot": "user", "key": "timezone"}),
             "rate": await call("rate", {"slot": "user", "key": "timezone", "rating": -3}),
             "context": await call("context", {"message": "What is my timezone in Stockholm?"}),
+            "search": await call("search", {"query": "Stockholm timezone"}),
+            "fetch": await call("fetch", {"id": "user/timezone"}),
+            "batch": await call(
+                "remember_many",
+                {
+                    "facts": [
+                        {"slot": "project", "key": "a", "value": "v"},
+                        {"slot": "user", "key": "k", "value": "v"},
+                    ]
+                },
+            ),
             "own": await call("remember", {"slot": "project", "key": "ci", "value": "CI on push"}),
         }
         schema = {t.name: t.input_schema for t in (await client.list_tools()).tools}
@@ -245,7 +313,10 @@ def test_an_agent_scoped_to_project_cannot_read_or_write_user(people):
         return calls, schema, slots, prompt
 
     calls, schema, slots, prompt = session(build_server(Store(people), slots=["project"]), steps)
-    assert calls["recall"].structured_content == {"facts": []}
+    assert calls["recall"].structured_content == {"facts": [], "next_offset": None}
+    assert calls["search"].structured_content == {"results": []}
+    assert calls["fetch"].is_error and "outside this agent's scope" in text_of(calls["fetch"])
+    assert calls["batch"].is_error and "Input should be 'project'" in text_of(calls["batch"])
     assert [f["slot"] for f in calls["list"].structured_content["facts"]] == ["project"]
     for name in ("recall user", "get", "list user", "history", "remember", "forget", "rate"):
         assert calls[name].is_error and "Input should be 'project'" in text_of(calls[name]), name
@@ -260,14 +331,14 @@ def test_an_agent_scoped_to_project_cannot_read_or_write_user(people):
         assert store.get("user", "timezone").quality == 0 and store.stats()["facts"] == 3
 
 
-def test_read_only_and_scoped_from_the_command_line(people):
+def test_read_only_and_scoped_from_the_command_line(people, served):
     async def steps(client):
         names = {t.name for t in (await client.list_tools()).tools}
         refused = await client.call_tool("remember", {"slot": "project", "key": "k", "value": "v"})
         found = await client.call_tool("recall", {"query": "deploy"})
         return names, refused, found
 
-    names, refused, found = session(stdio(people, "--slots", "project", "--read-only"), steps)
+    names, refused, found = session(served(people, "--slots", "project", "--read-only"), steps)
     assert names == READS
     assert refused.is_error and "Unknown tool: remember" in text_of(refused)
     assert [f["key"] for f in found.structured_content["facts"]] == ["deploy"]

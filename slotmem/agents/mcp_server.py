@@ -1,8 +1,11 @@
 """The same memory over MCP: ``slotmem mcp -d agent.db`` serves it on stdio. Needs the mcp
 extra: pip install 'slotmem[mcp]'.
 
-- **Tools**: recall, get, list, history, context (read-only), and remember, forget, rate and
-  flush (left out of a read-only server). flush extracts facts from the conversation so far
+- **Tools**: recall, get, list, history, context, and search and fetch (the pair ChatGPT's
+  connectors call: ids, titles and uris, then a whole fact) (read-only), and remember,
+  remember_many (up to 100 facts, all or nothing), forget, rate and flush (left out of a
+  read-only server). recall and list take a since/until window and an offset (each answer
+  says the next one); remember a ttl. flush extracts facts from the conversation so far
   with the client's model (MCP sampling) or the server's ``flush_model``: see
   slotmem.agents.sampling. Each carries MCP's annotations (read-only, destructive,
   idempotent, closed world), a JSON schema with descriptions, enums and ranges, and rejects
@@ -13,6 +16,7 @@ extra: pip install 'slotmem[mcp]'.
   context for it.
 - **Limits**: ``slots`` (the scope), ``read_only`` and ``allow_protected``, as in
   slotmem.agents.tools.AgentMemory.
+- **Transports**: stdio, or streamable HTTP behind a bearer token (slotmem.agents.mcp_http).
 
 No ``from __future__ import annotations`` here: the tools' signatures are built from the
 scope when the server is, and the SDK reads them as objects (mypy cannot follow such types,
@@ -23,6 +27,7 @@ hence the valid-type exemption).
 import functools
 import inspect
 import json
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from typing_extensions import TypedDict
@@ -30,7 +35,7 @@ from typing_extensions import TypedDict
 from .. import validation
 from ..errors import SlotmemError
 from .context import DEFAULT_BUDGET_TOKENS
-from .tools import LIST_ORDERS, AgentMemory, NoSuchFact
+from .tools import LIST_ORDERS, MAX_BATCH, MAX_OFFSET, AgentMemory, NoSuchFact
 from .tools import WRITES as WRITE_TOOLS
 
 SOURCE = "mcp"
@@ -53,6 +58,7 @@ class FactOut(TypedDict):
     updated_at: str
     pinned: bool
     protected: bool
+    expires_at: str | None
 
 
 class HitOut(FactOut):
@@ -63,10 +69,30 @@ class HitOut(FactOut):
 
 class Recalled(TypedDict):
     facts: list[HitOut]
+    next_offset: int | None  # the offset of the next page; None: this was the last
 
 
 class Listed(TypedDict):
     facts: list[FactOut]
+    next_offset: int | None
+
+
+class Result(TypedDict):
+    id: str  # slot/key: what fetch takes
+    title: str
+    url: str  # the fact's resource, slotmem://fact/{slot}/{key}
+
+
+class Results(TypedDict):
+    results: list[Result]
+
+
+class Document(TypedDict):
+    id: str
+    title: str
+    text: str
+    url: str
+    metadata: dict[str, Any]
 
 
 class Entry(TypedDict):
@@ -85,6 +111,10 @@ class History(TypedDict):
 class Written(FactOut, total=False):
     action: str
     previous_value: str
+
+
+class Remembered(TypedDict):
+    facts: list[Written]
 
 
 class Forgotten(TypedDict):
@@ -189,15 +219,68 @@ def _types(memory: AgentMemory):
             max_length=validation.MAX_KEY_CHARS,
         ),
     ]
+    slot = Annotated[slot_type, Field(description=slot_text)]
+    value = Annotated[
+        str,
+        Field(
+            description="The fact, one or a few sentences",
+            min_length=1,
+            max_length=validation.MAX_VALUE_CHARS,
+        ),
+    ]
+    confidence = Annotated[float, Field(description="How sure you are, 0 to 1", ge=0, le=1)]
+    ttl = Annotated[
+        str | None,
+        Field(
+            description="Forget it after this long: 90m, 6h, 3d, 2w, 6mo, 1h30m (default: keep it)",
+            max_length=64,
+        ),
+    ]
     return {
-        "slot": Annotated[slot_type, Field(description=slot_text)],
+        "slot": slot,
         "any_slot": Annotated[
             slot_type | None,
             Field(description=slot_text + "; leave out for every slot this server can read"),
         ],
         "key": key,
+        "value": value,
+        "confidence": confidence,
+        "ttl": ttl,
         "limit": Annotated[int, Field(description="How many facts at most", ge=1, le=100)],
+        "since": Annotated[
+            str | None,
+            Field(
+                description="Only facts last updated at or after this: ISO-8601 (2026-10-01, "
+                "2026-10-01T14:30:00Z) or that long ago (7d, 2h)",
+                max_length=64,
+            ),
+        ],
+        "until": Annotated[
+            str | None,
+            Field(
+                description="Only facts last updated before this (a day alone counts whole): "
+                "ISO-8601 or that long ago (7d, 2h)",
+                max_length=64,
+            ),
+        ],
+        "fact_in": _fact_in(slot, key, value, confidence, ttl),
     }
+
+
+def _fact_in(slot, key, value, confidence, ttl):
+    """One fact of remember_many: its schema refuses fields it does not know."""
+    from pydantic import ConfigDict, create_model
+
+    return create_model(
+        "FactIn",
+        __config__=ConfigDict(extra="forbid"),
+        __module__=__name__,
+        slot=(slot, ...),
+        key=(key, ...),
+        value=(value, ...),
+        confidence=(confidence, 0.8),
+        ttl=(ttl, None),
+    )
 
 
 def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
@@ -208,6 +291,14 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
 
     t = _types(memory)
     Slot, AnySlot, Key, Limit = t["slot"], t["any_slot"], t["key"], t["limit"]
+    Value, Confidence, Ttl, Since, Until = (
+        t["value"],
+        t["confidence"],
+        t["ttl"],
+        t["since"],
+        t["until"],
+    )
+    FactIn = t["fact_in"]
     Floor = Annotated[
         float | None,
         Field(
@@ -217,18 +308,39 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
             le=1,
         ),
     ]
+    Offset = Annotated[
+        int,
+        Field(
+            description="Skip this many first: the next_offset an answer gave, for the next page",
+            ge=0,
+        ),
+    ]
 
     def recall(
         query: Annotated[str, Field(description="What to look for, in plain words")],
         slot: AnySlot = None,
         limit: Limit = 10,
         min_relevance: Floor = None,
+        since: Since = None,
+        until: Until = None,
+        offset: Annotated[
+            int,
+            Field(
+                description="Skip this many of the best first: the next_offset an answer "
+                f"gave, for the next page (at most {MAX_OFFSET})",
+                ge=0,
+                le=MAX_OFFSET,
+            ),
+        ] = 0,
     ) -> Recalled:
         """Facts relevant to the query, best first, each with its match (strong: very likely
         what was asked for; good; weak: related at best), rank, relevance (the probability, 0
         to 1), when it was last updated and where it came from. Empty when nothing remembered
-        is relevant."""
-        return {"facts": memory.recall(query, slot, limit, min_relevance)}  # type: ignore[typeddict-item]
+        is relevant. next_offset is where the next page starts (null: no more)."""
+        found = memory.recall(
+            query, slot, limit + 1, min_relevance, since=since, until=until, offset=offset
+        )
+        return _page(found, limit, offset)  # type: ignore[return-value]
 
     def get(slot: Slot, key: Key) -> FactOut:
         """The fact stored under slot/key, exactly (an error when there is none)."""
@@ -241,9 +353,36 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
             Literal[LIST_ORDERS],
             Field(description="updated (newest first), accessed, used, created, key, pinned"),
         ] = "updated",
+        since: Since = None,
+        until: Until = None,
+        offset: Offset = 0,
     ) -> Listed:
-        """The facts of a slot (or of every slot this server can read), newest first."""
-        return {"facts": memory.list_facts(slot, limit, order)}  # type: ignore[typeddict-item]
+        """The facts of a slot (or of every slot this server can read), newest first.
+        next_offset is where the next page starts (null: no more)."""
+        found = memory.list_facts(slot, limit + 1, order, since=since, until=until, offset=offset)
+        return _page(found, limit, offset)  # type: ignore[return-value]
+
+    def search(
+        query: Annotated[str, Field(description="What to look for, in plain words")],
+    ) -> Results:
+        """Search memory (for ChatGPT connectors and deep research): the facts relevant to
+        the query, best first, each as an id, a title (slot/key and the start of the fact) and
+        its url (a slotmem:// resource). fetch takes the id."""
+        return {"results": memory.search(query)}  # type: ignore[typeddict-item]
+
+    def fetch(
+        id: Annotated[
+            str,
+            Field(
+                description="A result's id from search: slot/key",
+                min_length=3,
+                max_length=65 + validation.MAX_KEY_CHARS,
+            ),
+        ],
+    ) -> Document:
+        """The whole fact behind a search result: its id, title, text (the fact), url and
+        metadata (slot, key, confidence, source, when it was created and updated, ...)."""
+        return memory.fetch(id)  # type: ignore[return-value]
 
     def history(slot: Slot, key: Key, limit: Limit = 10) -> History:
         """Old values of slot/key, newest first: overwrites, deletions and prunes, with when
@@ -263,21 +402,30 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
     def remember(
         slot: Slot,
         key: Key,
-        value: Annotated[
-            str,
-            Field(
-                description="The fact, one or a few sentences",
-                min_length=1,
-                max_length=validation.MAX_VALUE_CHARS,
-            ),
-        ],
-        confidence: Annotated[
-            float, Field(description="How sure you are, 0 to 1", ge=0, le=1)
-        ] = 0.8,
+        value: Value,
+        confidence: Confidence = 0.8,
+        ttl: Ttl = None,
     ) -> Written:
         """Store a durable fact under slot/key. Reusing a key replaces its value (the old one
-        is kept in history); a fact a person protected cannot be replaced."""
-        return memory.remember(slot, key, value, confidence)  # type: ignore[return-value]
+        is kept in history); a fact a person protected cannot be replaced. With ttl the fact
+        is forgotten after that long (a current location, a temporary workaround)."""
+        return memory.remember(slot, key, value, confidence, ttl)  # type: ignore[return-value]
+
+    def remember_many(
+        facts: Annotated[
+            Sequence[FactIn],
+            Field(
+                description=f"1 to {MAX_BATCH} facts, each {{slot, key, value}} and optionally "
+                "confidence and ttl",
+                min_length=1,
+                max_length=MAX_BATCH,
+            ),
+        ],
+    ) -> Remembered:
+        """Store several facts at once, all or nothing: each is checked as remember checks
+        one, and if one is refused (a fact a person protected, a secret) none is stored."""
+        items: list[dict] = [dict(fact) for fact in facts]  # FactIn models
+        return {"facts": memory.remember_many(items)}  # type: ignore[typeddict-item]
 
     def forget(slot: Slot, key: Key) -> Forgotten:
         """Delete the fact slot/key (its last value stays in history); a fact a person
@@ -329,11 +477,22 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
         "list": ("List facts", read),
         "history": ("A fact's history", read),
         "context": ("Memory context for a message", read),
+        "search": ("Search memory", read),
+        "fetch": ("Fetch a fact", read),
         "remember": (
             "Remember a fact",
             ToolAnnotations(
                 read_only_hint=False,
                 destructive_hint=True,  # it may replace a value (kept in history)
+                idempotent_hint=True,
+                open_world_hint=False,
+            ),
+        ),
+        "remember_many": (
+            "Remember several facts",
+            ToolAnnotations(
+                read_only_hint=False,
+                destructive_hint=True,  # it may replace values (kept in history)
                 idempotent_hint=True,
                 open_world_hint=False,
             ),
@@ -366,12 +525,25 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
             ),
         ),
     }
-    functions = [recall, get, list, history, context, remember, forget, rate, flush]
+    functions = [recall, get, list, history, context, search, fetch]
+    functions += [remember, remember_many, forget, rate, flush]
     return [
         _strict_tool(fn, *hints[fn.__name__])
         for fn in functions
         if not (memory.read_only and fn.__name__ in WRITE_TOOLS)
     ]
+
+
+def _page(found, limit: int, offset: int) -> dict:
+    """One page of facts asked for with limit + 1: the page, and where the next one starts."""
+    more = len(found) > limit
+    return {"facts": found[:limit], "next_offset": offset + limit if more else None}
+
+
+def _description(fn) -> str:
+    """A docstring as a client shows it: no indentation, each paragraph one line."""
+    paragraphs = inspect.cleandoc(fn.__doc__ or "").split("\n\n")
+    return "\n\n".join(" ".join(part.split()) for part in paragraphs)
 
 
 def _strict_tool(fn, title: str, annotations):
@@ -392,7 +564,11 @@ def _strict_tool(fn, title: str, annotations):
                 raise
 
     tool = StrictTool.from_function(
-        _as_tool_errors(fn), title=title, annotations=annotations, structured_output=True
+        _as_tool_errors(fn),
+        title=title,
+        description=_description(fn),
+        annotations=annotations,
+        structured_output=True,
     )
     loose = tool.fn_metadata.arg_model
     strict: Any = type(

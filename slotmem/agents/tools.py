@@ -10,6 +10,9 @@ LangGraph's store share, and the limits an agent is started with.
   ``Store.protect``) cannot be overwritten or forgotten unless ``allow_protected=True``
   (ProtectedFact, checked inside the write transaction);
 - writes pass the same injection and secret scan as the flusher, and record ``source``;
+  ``remember_many`` writes up to MAX_BATCH facts all or nothing, each checked as one is;
+- reads take a ``since``/``until`` window (ISO-8601, or ``7d``: that long ago) and an
+  ``offset`` for paging; ``search``/``fetch`` are a connector's view (ids, titles, uris);
 - ``flush`` runs the flusher over the conversation so far, into the slots in scope, under the
   source ``<source>:<conversation id>`` (the flusher's cursor then reads only what is new).
 - **contexts are marked as data**: inside a ``<memory>`` element (``delimit=False``: plain).
@@ -19,16 +22,20 @@ Every method returns plain JSON-ready data (times as ISO-8601 strings, UTC, mill
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from urllib.parse import quote
 
 from .. import validation
-from ..errors import InvalidInput, NotPermitted
+from ..errors import InvalidInput, NotPermitted, SlotmemError
 from ..records import Fact, iso_time
 from ..safety import injection_reason, secret_reason
 from .context import DEFAULT_BUDGET_TOKENS, DEFAULT_SLOTS, build_context
 
-WRITES = ("remember", "forget", "rate", "flush")
+WRITES = ("remember", "remember_many", "forget", "rate", "flush")
 LIST_ORDERS = ("updated", "accessed", "used", "created", "key", "pinned")
+MAX_BATCH = 100  # facts in one remember_many
+MAX_OFFSET = 10_000  # how deep recall pages: each page searches for every hit before it
+TITLE_CHARS = 80  # of a value, in a search result's title
 
 
 class NoSuchFact(InvalidInput):
@@ -65,7 +72,18 @@ def fact_view(fact: Fact) -> dict:
         "updated_at": iso_time(fact.updated_at),
         "pinned": fact.pinned,
         "protected": fact.protected,
+        "expires_at": iso_time(fact.expires_at),
     }
+
+
+def fact_id(slot: str, key: str) -> str:
+    """A fact's id for search/fetch: ``slot/key`` (a slot never holds a ``/``)."""
+    return f"{slot}/{key}"
+
+
+def fact_uri(slot: str, key: str) -> str:
+    """The fact's MCP resource: ``slotmem://fact/{slot}/{key}``, the key percent-encoded."""
+    return f"slotmem://fact/{slot}/{quote(key, safe='')}"
 
 
 class AgentMemory:
@@ -113,13 +131,22 @@ class AgentMemory:
         slot: str | None = None,
         limit: int = 10,
         min_relevance: float | None = None,
+        *,
+        since=None,
+        until=None,
+        offset: int = 0,
     ) -> list[dict]:
         """The facts relevant to ``query``, best first: hits below the floor stay out (the
         call's ``min_relevance``, else each slot's, else the default), so a query about nothing
-        remembered gets an empty list, not the nearest facts."""
+        remembered gets an empty list, not the nearest facts. ``since``/``until``: only facts
+        last updated in that window (validation.window); ``offset``: skip that many of the best
+        first (at most MAX_OFFSET), ranks counting on from there."""
         store = self.store
         slots = self.slots_or_scope(slot)
         limit = validation.positive_int(limit, "limit")
+        offset = validation.count(offset, "offset")
+        if offset > MAX_OFFSET:
+            raise InvalidInput(f"offset must be at most {MAX_OFFSET}, not {offset}")
         default = store.min_relevance()
         if min_relevance is not None:
             floors: dict[str, float] = {}
@@ -128,19 +155,23 @@ class AgentMemory:
             names = slots if slots is not None else [p.slot for p in store.policies()]
             floors = {name: store.min_relevance(name) for name in names}
             lowest = min([default, *floors.values()])
+        wanted = offset + limit
         with store.tracking() as track:
             hits = store.query_facts(
                 query,
                 slots=slots,
-                limit=limit if not floors else 3 * limit,
+                limit=wanted if not floors else 3 * wanted,
                 min_relevance=lowest,
                 track_access=False,
+                since=since,
+                until=until,
             )
-            hits = [h for h in hits if h.relevance >= floors.get(h.fact.slot, default)][:limit]
+            hits = [h for h in hits if h.relevance >= floors.get(h.fact.slot, default)]
+            hits = hits[offset:wanted]
             present = track([h.fact.id for h in hits])
         return [
             {**fact_view(h.fact), **shown(h, rank)}
-            for rank, h in enumerate((h for h in hits if h.fact.id in present), 1)
+            for rank, h in enumerate((h for h in hits if h.fact.id in present), offset + 1)
         ]
 
     def get(self, slot: str, key: str) -> dict:
@@ -150,14 +181,58 @@ class AgentMemory:
         return fact_view(fact)
 
     def list_facts(
-        self, slot: str | None = None, limit: int = 20, order: str = "updated"
+        self,
+        slot: str | None = None,
+        limit: int = 20,
+        order: str = "updated",
+        *,
+        since=None,
+        until=None,
+        offset: int = 0,
     ) -> list[dict]:
-        """Facts of one slot, or of every slot in scope, most recently updated first."""
+        """Facts of one slot, or of every slot in scope, most recently updated first (or by
+        ``order``); ``since``/``until``: last updated in that window; ``offset``: skip that
+        many first."""
         if order not in LIST_ORDERS:
             raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}, not {order!r}")
         limit = validation.positive_int(limit, "limit")
-        facts = self.store.list_facts(self.slots_or_scope(slot), limit=limit, order=order)
+        facts = self.store.list_facts(
+            self.slots_or_scope(slot),
+            limit=limit,
+            order=order,
+            since=since,
+            until=until,
+            offset=offset,
+        )
         return [fact_view(fact) for fact in facts]
+
+    def search(self, query: str, limit: int = 10) -> list[dict]:
+        """A connector's search (ChatGPT's ``search``): the facts relevant to ``query`` in the
+        scope, best first, each as ``{id, title, url}``; ``fetch(id)`` gives the whole fact."""
+        return [
+            {
+                "id": fact_id(hit["slot"], hit["key"]),
+                "title": _title(hit),
+                "url": fact_uri(hit["slot"], hit["key"]),
+            }
+            for hit in self.recall(query, limit=limit)
+        ]
+
+    def fetch(self, id: str) -> dict:
+        """A connector's fetch: the fact ``slot/key`` (an id ``search`` gave) as a document,
+        ``{id, title, text, url, metadata}``."""
+        text = validation.text(id, "id", 64 + 1 + validation.MAX_KEY_CHARS, single_line=True)
+        slot, slash, key = text.partition("/")
+        if not slash or not key:
+            raise InvalidInput(f"id must be slot/key, as search returns it, not {id!r}")
+        fact = self.get(slot, key)
+        return {
+            "id": fact_id(fact["slot"], fact["key"]),
+            "title": _title(fact),
+            "text": fact["value"],
+            "url": fact_uri(fact["slot"], fact["key"]),
+            "metadata": {k: v for k, v in fact.items() if k != "value"},
+        }
 
     def history(self, slot: str, key: str, limit: int = 10) -> list[dict]:
         """Old values of slot/key, newest first: overwrites, deletes and prunes."""
@@ -184,21 +259,61 @@ class AgentMemory:
         )
 
     # -- writes ------------------------------------------------------------------------------
-    def remember(self, slot: str, key: str, value: str, confidence: float = 0.8) -> dict:
-        """Upsert after the same injection and secret scan the flusher applies."""
+    def remember(self, slot: str, key: str, value: str, confidence: float = 0.8, ttl=None) -> dict:
+        """Upsert after the same injection and secret scan the flusher applies; ``ttl`` (a
+        duration: ``2h``, ``3d``, as ``slotmem remember --ttl``) makes the fact expire."""
         self._writing("remember")
+        item = self._checked(slot, key, value, confidence, ttl)
+        return self._done(self.store.upsert(**item, allow_protected=self.allow_protected))
+
+    def remember_many(self, facts: Sequence[Mapping]) -> list[dict]:
+        """Up to MAX_BATCH facts (each ``{slot, key, value}``, optionally ``confidence`` and
+        ``ttl``), all or nothing: each is checked as ``remember`` checks one (scope, scan,
+        protection), and one refused leaves the file as it was."""
+        self._writing("remember")
+        if isinstance(facts, (str, bytes, Mapping)) or not isinstance(facts, Sequence):
+            raise InvalidInput("facts must be a list of {slot, key, value} objects")
+        if not 1 <= len(facts) <= MAX_BATCH:
+            raise InvalidInput(f"facts must hold 1 to {MAX_BATCH} facts, not {len(facts)}")
+        items = []
+        for number, fact in enumerate(facts):
+            with _numbered(number):
+                if not isinstance(fact, Mapping):
+                    raise InvalidInput("needs slot, key and value")
+                extra = set(fact) - {"slot", "key", "value", "confidence", "ttl"}
+                if extra:
+                    raise InvalidInput(f"unknown field(s) {', '.join(sorted(extra))}")
+                if not {"slot", "key", "value"} <= set(fact):
+                    raise InvalidInput("needs slot, key and value")
+                items.append(
+                    self._checked(
+                        fact["slot"],
+                        fact["key"],
+                        fact["value"],
+                        fact.get("confidence", 0.8),
+                        fact.get("ttl"),
+                    )
+                )
+        results = []
+        with self.store.transaction():  # one refused (a protected fact): none written
+            for number, item in enumerate(items):
+                with _numbered(number):
+                    results.append(self.store.upsert(**item, allow_protected=self.allow_protected))
+        return [self._done(result) for result in results]
+
+    def _checked(self, slot, key, value, confidence, ttl) -> dict:
+        """One fact's write, checked: in scope, past the scan, valid (the ttl: by upsert)."""
         slot = self.slot(slot)
-        reason = injection_reason(key, value) or secret_reason(key, value)
-        if reason:
-            raise InvalidInput(f"refused to store {slot}/{key}: {reason}")
-        result = self.store.upsert(
-            slot,
-            key,
-            value,
-            confidence=confidence,
-            source=self.source,
-            allow_protected=self.allow_protected,
-        )
+        if isinstance(key, str) and isinstance(value, str):  # the scan reads them as sent
+            reason = injection_reason(key, value) or secret_reason(key, value)
+            if reason:
+                raise InvalidInput(f"refused to store {slot}/{key}: {reason}")
+        slot, key, value, confidence, _ = validation.fact(slot, key, value, confidence, None)
+        item = {"slot": slot, "key": key, "value": value, "confidence": confidence}
+        return {**item, "source": self.source, "ttl": ttl}
+
+    @staticmethod
+    def _done(result) -> dict:
         done = {"action": result.action, **fact_view(result.fact)}
         if result.action == "updated" and result.previous is not None:
             done["previous_value"] = result.previous.value
@@ -255,6 +370,33 @@ class AgentMemory:
                 for i in report.items
             ],
         }
+
+
+def _title(fact: dict) -> str:
+    """A search result's title: ``slot/key: the value's start``."""
+    value = " ".join(fact["value"].split())
+    if len(value) > TITLE_CHARS:
+        value = value[: TITLE_CHARS - 1].rstrip() + "…"
+    return f"{fact['slot']}/{fact['key']}: {value}"
+
+
+class _numbered:
+    """Prefixes a SlotmemError raised inside with the batch item it is about."""
+
+    def __init__(self, number: int):
+        self.number = number
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        if not isinstance(error, SlotmemError):
+            return False
+        try:
+            numbered = type(error)(f"fact {self.number}: {error}")
+        except TypeError:  # an error made of more than a message: as it is
+            return False
+        raise numbered from error
 
 
 def scope(slots: Iterable[str] | str | None) -> tuple[str, ...] | None:
