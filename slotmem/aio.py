@@ -111,6 +111,7 @@ class AsyncStore:
     doctor = _forward(Store.doctor)
     repair = _forward(Store.repair)
     slots = _forward(Store.slots)
+    slot_names = _forward(Store.slot_names)
     stats = _forward(Store.stats)
     record_episode = _forward(Store.record_episode)
     link_facts = _forward(Store.link_facts)
