@@ -94,3 +94,76 @@ def test_the_command_line_takes_prefixes(memory, db_path):
     assert "What I know about the user (maja)" in out.output and "office" in out.output
     out = CliRunner().invoke(cli, ["context", "Porto", "-s", "User.*", "-d", str(db_path)])
     assert out.exit_code != 0 and "PREFIX.*" in out.output
+
+
+# -- the agents' surfaces: MCP, the llm toolbox, LangGraph ------------------------------------
+def mcp_call(store, slots, tool, arguments):
+    import asyncio
+
+    from mcp import Client
+
+    from slotmem.agents.mcp_server import build_server
+
+    async def go():
+        async with Client(build_server(store, slots=slots)) as client:
+            return await client.call_tool(tool, arguments)
+
+    return asyncio.run(go())
+
+
+def mcp_text(result) -> str:
+    return "".join(part.text for part in result.content if hasattr(part, "text"))
+
+
+def test_an_mcp_server_scoped_to_users_sees_every_user_slot_and_nothing_else(memory):
+    recalled = mcp_call(memory, "user.*", "recall", {"query": "Porto city trains office"})
+    slots = {fact["slot"] for fact in recalled.structured_content["facts"]}
+    assert slots == {"user.maja", "user.jonas", "user.ana"}  # no agent, no project
+    listed = mcp_call(memory, "user.*", "list", {"slot": "user.ana"})
+    assert [f["key"] for f in listed.structured_content["facts"]] == ["city"]
+    for tool, arguments in [
+        ("get", {"slot": "agent.planner", "key": "lesson.porto"}),
+        ("list", {"slot": "project"}),
+        ("remember", {"slot": "agent.coder", "key": "x", "value": "Something new."}),
+        ("recall", {"query": "Porto", "slot": "userx"}),
+    ]:
+        result = mcp_call(memory, "user.*", tool, arguments)
+        assert result.is_error and "outside this agent's scope" in mcp_text(result), tool
+    assert memory.get("agent.coder", "x") is None
+    written = mcp_call(
+        memory,
+        "user.*",
+        "remember",
+        {"slot": "user.bo", "key": "city", "value": "Bo lives in Malmö."},
+    )
+    assert not written.is_error and memory.get("user.bo", "city") is not None
+
+
+@pytest.mark.parametrize("user", ["user.maja", "user.jonas"])
+def test_one_users_mcp_server_and_context_see_only_theirs(memory, user):
+    recalled = mcp_call(memory, [user], "recall", {"query": "Porto Lisbon city"})
+    assert {fact["slot"] for fact in recalled.structured_content["facts"]} == {user}
+    context = mcp_call(memory, [user], "context", {"message": "Who lives in Porto?"})
+    other = "jonas" if user == "user.maja" else "maja"
+    assert other not in mcp_text(context).lower()
+
+
+def test_the_llm_toolbox_and_langgraph_take_prefix_scopes(memory, db_path):
+    import json
+
+    from slotmem.agents.llm_plugin import Slotmem
+    from slotmem.integrations.langgraph import SlotmemStore
+
+    memory.close()
+    toolbox = Slotmem(str(db_path), slots="agent.*")
+    found = json.loads(toolbox.recall("Porto trains tests"))
+    assert {fact["slot"] for fact in found} == {"agent.planner", "agent.coder"}
+    store = SlotmemStore(str(db_path), slots=["user.*"])
+    assert store.get(("user", "maja"), "city") is not None
+    assert sorted(store.list_namespaces(prefix=("user",))) == [
+        ("user", "ana"),
+        ("user", "jonas"),
+        ("user", "maja"),
+    ]
+    with pytest.raises(Exception, match="outside this store's scope"):
+        store.get(("agent", "planner"), "lesson.porto")

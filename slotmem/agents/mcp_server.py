@@ -202,15 +202,18 @@ def _types(memory: AgentMemory):
     """The argument types, with their schemas: a scoped server's slots are an enum."""
     from pydantic import Field
 
+    exact = memory.slots and all(validation.SLOT_RE.fullmatch(name) for name in memory.slots)
     slot_type: Any = (
         Literal[memory.slots]
-        if memory.slots
+        if exact
         else Annotated[str, Field(pattern=f"^{validation.SLOT_RE.pattern}$", max_length=64)]
     )
     slot_text = "The slot: user (about the user), project (decisions, constraints), agent "
     slot_text += "(lessons learned), or another slot name"
     if memory.slots:
         slot_text = f"The slot, one of {', '.join(memory.slots)}"
+        if not exact:  # PREFIX.*: the slot PREFIX or one under it
+            slot_text += " (PREFIX.* is PREFIX or any slot under it: PREFIX.name)"
     key = Annotated[
         str,
         Field(
@@ -645,7 +648,11 @@ def _resources(server, memory: AgentMemory) -> None:
     def slots():
         counts = memory.store.slots()
         described = {p.slot: p.description for p in memory.store.policies()}
-        names = memory.slots or sorted(set(counts) | set(described))
+        names = sorted(set(counts) | set(described))
+        if memory.slots is not None:  # those named, then those a PREFIX.* takes
+            named = [n for n in memory.slots if not n.endswith("*")]
+            names = named + [n for n in names if validation.selects(memory.slots, n)]
+        names = list(dict.fromkeys(names))
         return [
             {"slot": n, "facts": counts.get(n, 0), "description": described.get(n)} for n in names
         ]

@@ -110,11 +110,24 @@ class AgentMemory:
     def slot(self, name) -> str:
         """``name`` checked, and in scope (NotPermitted otherwise)."""
         name = validation.slot(name)
-        if self.slots is not None and name not in self.slots:
+        if self.slots is not None and not validation.selects(self.slots, name):
             raise NotPermitted(
                 f"slot {name!r} is outside this agent's scope ({', '.join(self.slots)})"
             )
         return name
+
+    def flush_slots(self) -> list[str]:
+        """The slots a flush may write: the flusher's defaults, or those in scope (a prefix's
+        as the file holds them)."""
+        if self.slots is None:
+            return list(DEFAULT_SLOTS)
+        slots = self.store.slot_names(self.slots) or []
+        if not slots:
+            raise InvalidInput(
+                f"no slot in this agent's scope ({', '.join(self.slots)}) holds facts yet to "
+                "flush into: scope it to a slot by name"
+            )
+        return slots
 
     def slots_or_scope(self, slot: str | None) -> Sequence[str] | None:
         """One slot when given, else the scope (None: every slot)."""
@@ -152,7 +165,9 @@ class AgentMemory:
             floors: dict[str, float] = {}
             default = lowest = validation.relevance(min_relevance) or 0.0
         else:
-            names = slots if slots is not None else [p.slot for p in store.policies()]
+            names = (
+                store.slot_names(slots) if slots is not None else [p.slot for p in store.policies()]
+            )
             floors = {name: store.min_relevance(name) for name in names}
             lowest = min([default, *floors.values()])
         wanted = offset + limit
@@ -253,9 +268,8 @@ class AgentMemory:
         """The markdown memory sections a prompt gets for ``message`` ('' when nothing is
         relevant and nothing is pinned), from the slots in scope; inside a ``<memory>`` element
         that marks them as data unless the agent was started with ``delimit=False``."""
-        slots = self.slots if self.slots is not None else DEFAULT_SLOTS
         return build_context(
-            self.store, message, slots, budget_tokens=budget_tokens, delimit=self.delimit
+            self.store, message, self.slots, budget_tokens=budget_tokens, delimit=self.delimit
         )
 
     # -- writes ------------------------------------------------------------------------------
@@ -351,7 +365,7 @@ class AgentMemory:
             self.store,
             conversation,
             model,
-            slots=self.slots if self.slots is not None else DEFAULT_SLOTS,
+            slots=self.flush_slots(),
             source=f"{self.source}:{name}",
             allow_protected=self.allow_protected,
         )
@@ -400,12 +414,11 @@ class _numbered:
 
 
 def scope(slots: Iterable[str] | str | None) -> tuple[str, ...] | None:
-    """A scope: None (every slot), or the slots named (a string may list them with commas)."""
+    """A scope: None (every slot), or the slots named, ``PREFIX.*`` for every slot under
+    PREFIX (a string may list them with commas)."""
     if slots is None:
         return None
-    if isinstance(slots, str):
-        slots = [name.strip() for name in slots.split(",")]
-    names = tuple(dict.fromkeys(validation.slot(name) for name in slots))
+    names = tuple(validation.selectors(slots) or ())
     if not names:
         raise InvalidInput("a scope needs at least one slot")
     return names

@@ -63,6 +63,7 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
+from .. import validation
 from ..agents.tools import scope
 from ..errors import InvalidInput, NotPermitted, ProtectedFact
 from ..records import EPOCH, Fact
@@ -155,7 +156,7 @@ class SlotmemStore(BaseStore):
     # -- the operations ----------------------------------------------------------------------
     def _slot(self, namespace: tuple[str, ...]) -> str:
         slot = slot_of(tuple(namespace))
-        if self.slots is not None and slot not in self.slots:
+        if self.slots is not None and not validation.selects(self.slots, slot):
             raise NotPermitted(
                 f"namespace {tuple(namespace)} (slot {slot!r}) is outside this store's scope "
                 f"({', '.join(self.slots)})"
@@ -292,7 +293,7 @@ class SlotmemStore(BaseStore):
                     number += 1
 
     def _prefixed_slots(self, prefix: tuple[str, ...]) -> list[str]:
-        names = self.slots if self.slots is not None else self.store.slots()
+        names = self.store.slot_names(self.slots or "*") or []
         return [s for s in names if namespace_of(s)[: len(prefix)] == tuple(prefix)]
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
@@ -353,7 +354,7 @@ class SlotmemStore(BaseStore):
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         present = self.store.slots()  # the slots that hold facts
-        names = [slot for slot in (self.slots or present) if slot in present]
+        names = [s for s in present if self.slots is None or validation.selects(self.slots, s)]
         namespaces = [namespace_of(slot) for slot in names]
         conditions = op.match_conditions or ()
         namespaces = [ns for ns in namespaces if all(_fits(c, ns) for c in conditions)]
