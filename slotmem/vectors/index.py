@@ -4,7 +4,7 @@ slot and by shard, searched by Hamming distance and re-ranked by exact cosine.
 It is derived from ``memory_embeddings`` (the source of truth) and can always be rebuilt from
 it without a model call. Each fact's signature (``simhash.py``) lives in the partition
 (slot, seq modulo ``SHARDS``); a kNN takes the nearest signatures of every partition it scans
-(vec0's partition keys apply before k) and re-ranks them by the cosine of the float vectors.
+(vec0's partition keys apply before k) and re-ranks them by the cosine of the stored vectors (``codec.py``).
 
 Why shards and a helper thread: sqlite-vec 0.1.9 has no approximate index. A kNN scans every
 vector of the partitions it is asked for, and its top-k costs grow with k times the vectors
