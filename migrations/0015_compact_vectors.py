@@ -50,17 +50,19 @@ def old_hash(text) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
+def converting(conn) -> bool:
+    """Is the old table still there?"""
+    return "dimensions" in {row[1] for row in conn.execute(f"PRAGMA table_info({OLD})")}
+
+
 def remaining(conn) -> int:
     """Rows still to convert (0 once the old table is gone)."""
-    columns = {row[1] for row in conn.execute(f"PRAGMA table_info({OLD})")}
-    if "dimensions" not in columns:
-        return 0
-    return conn.execute(f"SELECT count(*) FROM {OLD}").fetchone()[0]
+    return conn.execute(f"SELECT count(*) FROM {OLD}").fetchone()[0] if converting(conn) else 0
 
 
 def step(conn, limit: int = BATCH) -> int:
     """Inside the caller's transaction: convert up to ``limit`` rows; how many were."""
-    if remaining(conn) == 0:
+    if not converting(conn):
         return 0
     for statement in SCHEMA:
         conn.execute(statement)
