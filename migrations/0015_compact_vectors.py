@@ -1,5 +1,6 @@
 """Vectors stored compactly: int8 with their scale (``slotmem.vectors.codec``), the model named
-once in ``memory_embedding_models``, the content hash as 8 bytes instead of 32 hex characters.
+once in ``memory_embedding_models``, the content hash as 6 bytes instead of 32 hex characters,
+and no time of embedding (nothing read it): nine rows to a 4 KiB page instead of two.
 
 ``memory_embeddings`` stays the source of truth (the vec0 index, derived from it, is left as it
 is: its signatures were computed from the float vectors). The rows are converted in batches
@@ -28,9 +29,8 @@ SCHEMA = [
     CREATE TABLE IF NOT EXISTS {NEW} (
         fact_seq     INTEGER PRIMARY KEY,  -- memory_facts.seq
         model        INTEGER NOT NULL,     -- memory_embedding_models.id
-        content_hash INTEGER NOT NULL,     -- first 8 bytes of the embedded text's sha256, signed
-        embedding    BLOB NOT NULL,        -- float32 scale, then int8 per dimension ('' unusable)
-        embedded_at  INTEGER NOT NULL
+        content_hash INTEGER NOT NULL,     -- first 6 bytes of the embedded text's sha256, signed
+        embedding    BLOB NOT NULL         -- float32 scale, then int8 per dimension ('' unusable)
     )""",
     f"""
     CREATE TRIGGER IF NOT EXISTS memory_facts_embeddings_compact_ad
@@ -41,13 +41,13 @@ SCHEMA = [
 
 
 def old_hash(text) -> int:
-    """The old hex hash as the new integer one (the same first 8 bytes of the sha256); 0 for
+    """The old hex hash as the new integer one (the same first 6 bytes of the sha256); 0 for
     anything else (the vector is then stale, and 'slotmem reindex' embeds it again)."""
     try:
-        value = int(str(text)[:16], 16)
+        value = int(str(text)[:12], 16)
     except ValueError:
         return 0
-    return value - (1 << 64) if value >= 1 << 63 else value
+    return value - (1 << 48) if value >= 1 << 47 else value
 
 
 def converting(conn) -> bool:
@@ -67,7 +67,7 @@ def step(conn, limit: int = BATCH) -> int:
     for statement in SCHEMA:
         conn.execute(statement)
     rows = conn.execute(
-        f"""SELECT fact_seq, model, dimensions, content_hash, embedding, embedded_at FROM {OLD}
+        f"""SELECT fact_seq, model, dimensions, content_hash, embedding FROM {OLD}
             ORDER BY fact_seq LIMIT ?""",
         (limit,),
     ).fetchall()
@@ -86,14 +86,14 @@ def step(conn, limit: int = BATCH) -> int:
     stored = codec.encode_many(
         [
             blob if blob and len(blob) == 4 * dimensions else None
-            for _, _, dimensions, _, blob, _ in rows
+            for _, _, dimensions, _, blob in rows
         ]
     )
     conn.executemany(
-        f"INSERT OR REPLACE INTO {NEW} VALUES (?, ?, ?, ?, ?)",
+        f"INSERT OR REPLACE INTO {NEW} VALUES (?, ?, ?, ?)",
         [
-            (seq, refs[model, dimensions], old_hash(digest), vector, at)
-            for (seq, model, dimensions, digest, _, at), vector in zip(rows, stored)
+            (seq, refs[model, dimensions], old_hash(digest), vector)
+            for (seq, model, dimensions, digest, _), vector in zip(rows, stored)
         ],
     )
     conn.execute(f"DELETE FROM {OLD} WHERE fact_seq <= ?", (rows[-1][0],))

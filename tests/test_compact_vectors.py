@@ -127,7 +127,7 @@ def counts(path):
 def check_converted(store, before):
     assert MIGRATION in migrate.applied_migrations(store.conn)
     columns = [row[1] for row in store.conn.execute("PRAGMA table_info(memory_embeddings)")]
-    assert columns == ["fact_seq", "model", "content_hash", "embedding", "embedded_at"]
+    assert columns == ["fact_seq", "model", "content_hash", "embedding"]
     lengths = {n for (n,) in store.conn.execute("SELECT length(embedding) FROM memory_embeddings")}
     assert lengths == {codec.stored_length(DIMENSIONS)}
     status = store.semantic.status()
@@ -218,11 +218,8 @@ def test_rows_an_older_slotmem_writes_during_the_conversion_are_converted(db_pat
     conn.commit()
     conn.close()
     with Store(db_path) as store:
-        assert tuple(
-            store.conn.execute(
-                "SELECT content_hash, embedded_at FROM memory_embeddings WHERE fact_seq = 1"
-            ).fetchone()
-        ) == (0, 2)
+        sql = "SELECT content_hash FROM memory_embeddings WHERE fact_seq = 1"
+        assert store.conn.execute(sql).fetchone()[0] == 0
         assert store.semantic.status()["stale"] == 1
         assert store.semantic.stored([1])[1] == codec.decode(codec.encode(to_blob([1.0] * 64)))
 

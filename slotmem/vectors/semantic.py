@@ -52,10 +52,10 @@ def _has_numpy() -> bool:
 
 
 def content_hash(text: str) -> int:
-    """The first 8 bytes of the text's sha256, as a signed integer (8 bytes in a row)."""
+    """The first 6 bytes of the text's sha256, as a signed integer (6 bytes in a row)."""
     import hashlib  # here: a lexical read hashes nothing
 
-    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big", signed=True)
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:6], "big", signed=True)
 
 
 def keyed(item) -> tuple[str, str]:
@@ -301,15 +301,13 @@ class Semantic:
     ) -> None:
         """Inside the caller's transaction: (seq, slot, hash, float blob) rows into both
         tables (stored compactly; the signatures are of the float vectors)."""
-        now = self.clock()
         ref = self.model_ref(model_id, dimensions, create=True)
         stored = codec.encode_many([blob for *_, blob in rows])
         self.conn.executemany(
-            """INSERT INTO memory_embeddings VALUES (?, ?, ?, ?, ?)
-               ON CONFLICT (fact_seq) DO UPDATE SET
-               model = excluded.model, content_hash = excluded.content_hash,
-               embedding = excluded.embedding, embedded_at = excluded.embedded_at""",
-            [(seq, ref, digest, vector, now) for (seq, _, digest, _), vector in zip(rows, stored)],
+            """INSERT INTO memory_embeddings VALUES (?, ?, ?, ?)
+               ON CONFLICT (fact_seq) DO UPDATE SET model = excluded.model,
+               content_hash = excluded.content_hash, embedding = excluded.embedding""",
+            [(seq, ref, digest, vector) for (seq, _, digest, _), vector in zip(rows, stored)],
         )
         self.forget([seq for seq, *_ in rows])  # vec0 has no upsert: delete, then insert
         self.index.add([(seq, slot, blob) for seq, slot, _, blob in rows if blob], dimensions)
