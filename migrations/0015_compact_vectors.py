@@ -1,6 +1,6 @@
 """Vectors stored compactly: int8 with their scale (``slotmem.vectors.codec``), the model named
 once in ``memory_embedding_models``, the content hash as 6 bytes instead of 32 hex characters,
-and no time of embedding (nothing read it): nine rows to a 4 KiB page instead of two.
+and no time of embedding (nothing read it): ten rows to a 4 KiB page instead of two.
 
 ``memory_embeddings`` stays the source of truth (the vec0 index, derived from it, is left as it
 is: its signatures were computed from the float vectors). The rows are converted in batches
