@@ -2,6 +2,8 @@
 
     python benchmarks/bench_semantic.py [--facts 100000] [--queries 100] [--db PATH]
     python benchmarks/bench_semantic.py --layouts [--facts 10000]  # do shards and the helper pay?
+    python benchmarks/bench_semantic.py --codecs [--facts 10000]  # int8, float16, float32 re-rank
+    python benchmarks/bench_semantic.py --scan [--facts 10000]  # vec0 scans or a numpy popcount?
     # needs pip install 'slotmem[semantic]'; building 100k facts takes a while
     # (docs/benchmarks.md): --db keeps the built file and reuses it on the next run
 
@@ -16,6 +18,14 @@ float vector, numpy) that Semantic.knn returns, for sentence queries, within a s
 (question vectors computed beforehand) with its recall: 16 shards per slot with the helper
 thread (the default), 16 shards on one thread, and one partition per slot (one scan for all
 the candidates), in interleaved rounds. The default index is rebuilt at the end.
+--codecs embeds every fact again (float32, in memory) and re-ranks the index's candidates of
+each sentence query with the vectors as float32, float16 and int8 (``slotmem.vectors.codec``,
+what the file stores) would give them back: recall@10 against the exact float32 top 10.
+--scan times the candidate search alone, the index's vec0 scans (16 shards, helper thread)
+against a numpy popcount over the same signatures held in memory (loaded once, timed apart),
+question by question in interleaved rounds, and compares their candidates and the top 10 each
+gives after the re-rank.
+Every run prints the file's bytes per fact, and those of memory_embeddings and the vec0 index.
 Read ratios, not absolute figures: the machines are noisy.
 """
 
@@ -34,8 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic import Corpus
 
 from slotmem import Store
-from slotmem.vectors import embedders
-from slotmem.vectors.index import SHARDS, VectorIndex
+from slotmem.vectors import codec, embedders, simhash, texts
+from slotmem.vectors.index import SHARDS, VEC_TABLE, VectorIndex
 
 
 def english_words() -> list[str]:
@@ -77,17 +87,17 @@ def timed(store: Store, texts: list[str], **options) -> tuple[float, float]:
 
 
 def vector_recall(store: Store, texts: list[str], slots: list[str] | None, k: int = 10) -> float:
-    """Share of the exact k nearest (brute force over memory_embeddings) that knn returns."""
+    """Share of the exact k nearest (brute force over the stored vectors) that knn returns."""
     import numpy as np
 
-    sql = "SELECT e.fact_seq, e.embedding FROM memory_embeddings e JOIN memory_facts f ON f.seq = e.fact_seq"
+    sql = "SELECT f.seq FROM memory_facts f"
     params: list = []
     if slots:
         sql += f" WHERE f.slot IN ({', '.join('?' * len(slots))})"
         params = list(slots)
-    rows = store.conn.execute(sql, params).fetchall()
-    seqs = np.array([seq for seq, _ in rows])
-    matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), -1)
+    stored = store.semantic.stored([seq for (seq,) in store.conn.execute(sql, params)])
+    seqs = np.array(list(stored))
+    matrix = np.frombuffer(b"".join(stored.values()), dtype="<f4").reshape(len(stored), -1)
     found = 0
     for text in texts:
         blob = store.semantic.query_vector(text)
@@ -145,6 +155,190 @@ def compare_layouts(store: Store, texts: list[str], rounds: int = 2) -> None:
         )
 
 
+def sizes(store: Store) -> str:
+    """Bytes per fact: the whole file, memory_embeddings (with its models) and the vec0 index."""
+    conn, facts = store.conn, store.stats()["facts"]
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    pages, size, free = (
+        conn.execute(f"PRAGMA {name}").fetchone()[0]
+        for name in ("page_count", "page_size", "freelist_count")
+    )
+    by_table = dict(
+        conn.execute(
+            "SELECT CASE WHEN name LIKE 'memory_embedding%' THEN 'embeddings' "
+            "WHEN name LIKE 'memory_vec%' THEN 'index' ELSE 'other' END, sum(pgsize) "
+            "FROM dbstat GROUP BY 1"
+        ).fetchall()
+    )
+    per = lambda n: f"{(n or 0) / max(facts, 1):,.0f}"
+    return (
+        "| bytes per fact | file | free pages | memory_embeddings | vec0 index | the rest |\n"
+        "|---|---|---|---|---|---|\n"
+        f"| {facts:,} facts | {per(pages * size)} | {per(free * size)} | "
+        f"{per(by_table.get('embeddings'))} | {per(by_table.get('index'))} | "
+        f"{per(by_table.get('other'))} |\n"
+    )
+
+
+def compare_codecs(store: Store, queries: list[str], k: int = 10) -> None:
+    """Recall@10 of the index's candidates re-ranked by float32, float16 and int8 vectors."""
+    import numpy as np
+
+    semantic = store.semantic
+    model, model_id = semantic.model(), semantic.model_id()
+    rows = store.conn.execute("SELECT seq, slot, key, value FROM memory_facts ORDER BY seq")
+    rows = rows.fetchall()
+    blobs: list = []
+    for start in range(0, len(rows), 1024):
+        part = rows[start : start + 1024]
+        blobs += embedders.embed(model, [texts.document(model_id, k_, v) for _, _, k_, v in part])
+    keep = [i for i, blob in enumerate(blobs) if blob]
+    seqs = np.array([rows[i][0] for i in keep])
+    slot_of = np.array([rows[i][1] for i in keep])
+    exact = np.frombuffer(b"".join(blobs[i] for i in keep), dtype="<f4").reshape(len(keep), -1)
+    half = exact.astype(np.float16).astype(np.float32)
+    matrices = {
+        "float32 (before)": exact,
+        "float16": half / np.linalg.norm(half, axis=1, keepdims=True),
+        "int8 (stored)": codec.decode_many(
+            codec.encode_many([blobs[i] for i in keep]), exact.shape[1]
+        ),
+    }
+    row_of = {int(seq): i for i, seq in enumerate(seqs)}
+    found = {(name, where): 0 for name in [*matrices, "Semantic.knn"] for where in ("one", "all")}
+    for text in queries:
+        q = np.frombuffer(semantic.query_vector(text), dtype="<f4")
+        for slots, where in ((["user"], "one"), (None, "all")):
+            mask = slot_of == "user" if slots else np.ones(len(seqs), dtype=bool)
+            cosines = exact @ q
+            truth = set(seqs[mask][np.argsort(-cosines[mask])[:k]].tolist())
+            candidates = [row_of[c] for c in semantic.index.candidates(q.tobytes(), slots, k)]
+            for name, matrix in matrices.items():
+                ranked = sorted(candidates, key=lambda i: -float(matrix[i] @ q))[:k]
+                found[name, where] += len(truth & {int(seqs[i]) for i in ranked})
+            knn = {seq for seq, _ in semantic.knn(q.tobytes(), slots, k)}
+            found["Semantic.knn", where] += len(truth & knn)
+    dims = exact.shape[1]
+    length = {"float32 (before)": 4 * dims, "float16": 2 * dims, "int8 (stored)": dims + 4}
+    print("| re-rank by | bytes per vector | recall@10 one slot | all slots |\n|---|---|---|---|")
+    for name in [*matrices, "Semantic.knn"]:
+        total = k * len(queries)
+        print(
+            f"| {name} | {length.get(name, length['int8 (stored)'])} | "
+            f"{found[name, 'one'] / total:.3f} | {found[name, 'all'] / total:.3f} |"
+        )
+
+
+class NumpyScan:
+    """The index's candidate search as numpy over signatures held in memory (what could replace
+    the vec0 scans): per shard (and slot), the nearest signatures by Hamming distance."""
+
+    def __init__(self, store: Store):
+        import numpy as np
+
+        start = time.perf_counter()
+        rows = store.conn.execute(
+            f"SELECT fact_seq, slot, shard, {simhash.VERSION} FROM {VEC_TABLE}"
+        ).fetchall()
+        self.read = time.perf_counter() - start
+        self.np, self.dimensions = np, store.semantic.dimensions()
+        seqs = np.array([row[0] for row in rows])
+        slots = np.array([row[1] for row in rows])
+        shards = np.array([row[2] for row in rows])
+        words = np.frombuffer(b"".join(row[3] for row in rows), dtype=np.uint64)
+        signatures = words.reshape(len(rows), -1)
+        self.groups: dict = {}
+        for key in {(slot, shard) for slot, shard in zip(slots.tolist(), shards.tolist())}:
+            mask = (slots == key[0]) & (shards == key[1])
+            self.groups[key] = (seqs[mask], signatures[mask])
+        self.by_shard = {
+            shard: (seqs[shards == shard], signatures[shards == shard]) for shard in range(SHARDS)
+        }
+        self.signature_of = dict(zip(seqs.tolist(), signatures))
+
+    def distances(self, blob: bytes, seqs: list[int]) -> list[int]:
+        """The sorted Hamming distances of these facts' signatures to the question's."""
+        [signature] = simhash.signatures([blob], len(blob) // 4)
+        query = self.np.frombuffer(signature, dtype=self.np.uint64)
+        return sorted(int(self.np.bitwise_count(self.signature_of[s] ^ query).sum()) for s in seqs)
+
+    def candidates(self, blob: bytes, slots: list[str] | None, k: int) -> list[int]:
+        np = self.np
+        [signature] = simhash.signatures([blob], len(blob) // 4)
+        query = np.frombuffer(signature, dtype=np.uint64)
+        per_shard = -(-max(k, simhash.CANDIDATES) // SHARDS)
+        if slots:
+            parts = [self.groups.get((slot, shard)) for slot in slots for shard in range(SHARDS)]
+        else:
+            parts = list(self.by_shard.values())
+        found: list[int] = []
+        for part in parts:
+            if part is None or not len(part[0]):
+                continue
+            seqs, signatures = part
+            distances = np.bitwise_count(signatures ^ query).sum(axis=1)
+            if len(seqs) > per_shard:
+                nearest = np.argpartition(distances, per_shard - 1)[:per_shard]
+                found.extend(seqs[nearest].tolist())
+            else:
+                found.extend(seqs.tolist())
+        return found
+
+
+def compare_scans(store: Store, queries: list[str], rounds: int = 2, k: int = 10) -> None:
+    semantic = store.semantic
+    start = time.perf_counter()
+    scan = NumpyScan(store)
+    load = time.perf_counter() - start
+    blobs = [semantic.query_vector(text) for text in queries]
+    times: dict[tuple[str, str], list[float]] = {}
+    same_candidates = {"one slot": 0, "all slots": 0}
+    same_top, same_distances = dict(same_candidates), dict(same_candidates)
+    for round_ in range(rounds):
+        for blob in blobs:
+            for slots, where in ((["user"], "one slot"), (None, "all slots")):
+                found = {}
+                for name, search in (
+                    ("vec0", semantic.index.candidates),
+                    ("numpy", scan.candidates),
+                ):
+                    begin = time.perf_counter()
+                    found[name] = search(blob, slots, k)
+                    times.setdefault((name, where), []).append(time.perf_counter() - begin)
+                if round_ == 0:
+                    same_candidates[where] += set(found["vec0"]) == set(found["numpy"])
+                    same_distances[where] += scan.distances(blob, found["vec0"]) == scan.distances(
+                        blob, found["numpy"]
+                    )
+                    tops = [
+                        [
+                            s
+                            for s, _ in sorted(
+                                semantic.distances(blob, f).items(), key=lambda i: i[1]
+                            )[:k]
+                        ]
+                        for f in found.values()
+                    ]
+                    same_top[where] += tops[0] == tops[1]
+    print(
+        f"numpy: signatures loaded in {load * 1000:.0f} ms ({scan.read * 1000:.0f} ms of it "
+        "reading them from vec0)\n"
+    )
+    print(
+        "| slots | vec0 p50 ms | numpy p50 ms | numpy ÷ vec0 | same candidates | "
+        "same distances (ties apart) | same top 10 |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for where, same in same_candidates.items():
+        vec0 = percentiles(times["vec0", where])[0]
+        numpy_ = percentiles(times["numpy", where])[0]
+        print(
+            f"| {where} | {vec0:.2f} | {numpy_:.2f} | {numpy_ / vec0:.2f} | "
+            f"{same / len(blobs):.2f} | {same_distances[where] / len(blobs):.2f} | "
+            f"{same_top[where] / len(blobs):.2f} |"
+        )
+
+
 def percentiles(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     return statistics.median(ordered) * 1000, ordered[int(len(ordered) * 0.95) - 1] * 1000
@@ -156,6 +350,8 @@ def main(argv=None) -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--db", type=Path, help="keep the built file here and reuse it")
     parser.add_argument("--layouts", action="store_true", help="compare vector index layouts")
+    parser.add_argument("--codecs", action="store_true", help="compare stored vector precisions")
+    parser.add_argument("--scan", action="store_true", help="vec0 scans against numpy")
     args = parser.parse_args(argv)
     corpus = Corpus(words=english_words())
     with (
@@ -163,6 +359,7 @@ def main(argv=None) -> None:
         Store(args.db or Path(tmp) / "bench.db", create=True) as store,
     ):
         print(build(store, corpus, args.facts) + "\n")
+        print(sizes(store))
         store.semantic.query_vector("warm up")
         queries = {
             "common": [corpus.common_query() for _ in range(args.queries)],
@@ -171,6 +368,12 @@ def main(argv=None) -> None:
         }
         if args.layouts:
             compare_layouts(store, queries["sentence"])
+            return
+        if args.codecs:
+            compare_codecs(store, queries["sentence"])
+            return
+        if args.scan:
+            compare_scans(store, queries["sentence"])
             return
         print("| vector recall@10 vs exact | one slot | all slots |\n|---|---|---|")
         print(

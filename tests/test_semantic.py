@@ -73,6 +73,11 @@ def mem(store):
     return store
 
 
+MODELS_STORED = (
+    "SELECT DISTINCT {} FROM memory_embeddings e JOIN memory_embedding_models m ON m.id = e.model"
+)
+
+
 def consistent(store):
     status = store.semantic.status()
     assert status["index_rows"] == status["embedded"], status
@@ -141,12 +146,10 @@ def test_updates_and_deletes_keep_the_index_consistent(mem, clock):
 def test_model_change_is_refused_until_reindex(mem):
     assert mem.semantic.model_id() == "fake-64"
     mem.upsert("user", "city", "Lives in Malmö")  # written with the file's model, not another
-    assert {m for (m,) in mem.conn.execute("SELECT DISTINCT model FROM memory_embeddings")} == {
-        "fake-64"
-    }
+    assert {m for (m,) in mem.conn.execute(MODELS_STORED.format("m.model"))} == {"fake-64"}
     report = mem.semantic.reindex("fake-32")
     assert report["switched"] and report["embedded"] == 4 and report["dimensions"] == 32
-    rows = mem.conn.execute("SELECT DISTINCT model, dimensions FROM memory_embeddings").fetchall()
+    rows = mem.conn.execute(MODELS_STORED.format("m.model, m.dimensions")).fetchall()
     assert [tuple(r) for r in rows] == [("fake-32", 32)]
     consistent(mem)
     assert mem.query_facts("When do we ship?")[0].fact.key == "deploy.schedule"
@@ -345,7 +348,7 @@ def test_knn_reranks_sign_bit_candidates_by_exact_cosine(store):
     blob = store.semantic.query_vector("k2: tea tea tea coffee")  # what k2's vector embeds
     found = store.semantic.knn(blob, ["user"], 5)
     keys = dict(store.conn.execute("SELECT seq, key FROM memory_facts"))
-    assert keys[found[0][0]] == "k2" and found[0][1] < 1e-6
+    assert keys[found[0][0]] == "k2" and found[0][1] < 1e-4  # int8: within 1e-4 of exact
     exact = sorted(store.semantic.distances(blob, list(keys)).items(), key=lambda item: item[1])[:5]
     assert [(seq, round(d, 6)) for seq, d in found] == [(seq, round(d, 6)) for seq, d in exact]
 
@@ -372,7 +375,7 @@ def test_knn_takes_its_candidates_from_every_shard(store, monkeypatch):
         [(seq, distance)] = store.semantic.knn(
             store.semantic.query_vector(f"k{i}: {values[i]}"), ["user"], 1
         )
-        assert keys[seq] == f"k{i}" and distance < 1e-6
+        assert keys[seq] == f"k{i}" and distance < 1e-4
         user_shards = {seq % index.SHARDS for seq in keys if keys[seq].startswith("k")}
         assert (
             len(asked[-1]) == len(user_shards)

@@ -132,6 +132,6 @@ def register_tools(register):
 
 @llm.hookimpl
 def register_embedding_models(register):
-    from ..vectors.embedders import MiniLM
+    from ..vectors.embedders import llm_class
 
-    register(MiniLM())
+    register(llm_class()())

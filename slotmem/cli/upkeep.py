@@ -6,6 +6,7 @@ import contextlib
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -196,7 +197,21 @@ def migrate(list_, as_json, database):
         for name in names:
             click.echo(f"[{'x' if name in applied else ' '}] {name}")
         return
-    applied = open_store(database).migrated
+    with contextlib.ExitStack() as stack:
+        bars: dict[str, Any] = {}
+
+        def progress(name: str, done: int, total: int) -> None:
+            if name not in bars:
+                label = f"Converting rows ({name})"
+                bars[name] = stack.enter_context(
+                    click.progressbar(length=total, label=label, file=sys.stderr)
+                )
+            bars[name].update(done - bars[name].pos)
+
+        from ..store import Store
+
+        with Store(database, migration_progress=progress) as store:
+            applied = store.migrated
     if as_json:
         echo_json({"action": "migrated", "applied": list(applied)})
         return

@@ -8,8 +8,10 @@ started for every prompt pays for each import).
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ..errors import ForeignDatabase, ReadOnlyDatabase, SchemaTooNew
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
     from sqlite_utils.migrations import Migrations
 
+Progress = Callable[[str, int, int], None]  # (migration, rows done, rows in all)
 MIGRATION_SET = "slotmem"
 MIGRATIONS_TABLE = "_sqlite_migrations"  # sqlite-utils' record of applied migrations
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the slotmem package
@@ -35,16 +38,24 @@ def migration_files() -> list[Path]:
 
 
 @lru_cache(maxsize=1)
-def migration_set() -> Migrations:
-    from sqlite_utils.migrations import Migrations
-
-    migrations = Migrations(MIGRATION_SET)
+def migration_modules() -> dict[str, ModuleType]:
+    modules = {}
     for path in migration_files():
         spec = importlib.util.spec_from_file_location(f"slotmem_migration_{path.stem}", path)
         assert spec is not None and spec.loader is not None, path
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        migrations(name=path.stem)(module.migrate)
+        modules[path.stem] = module
+    return modules
+
+
+@lru_cache(maxsize=1)
+def migration_set() -> Migrations:
+    from sqlite_utils.migrations import Migrations
+
+    migrations = Migrations(MIGRATION_SET)
+    for name, module in migration_modules().items():
+        migrations(name=name)(module.migrate)
     return migrations
 
 
@@ -92,9 +103,21 @@ def check_owner(conn, path) -> None:
     )
 
 
-def migrate(conn, path="the database", *, readonly: bool = False) -> list[str]:
+def migrate(
+    conn,
+    path="the database",
+    *,
+    readonly: bool = False,
+    progress: Progress | None = None,
+    batch: int | None = None,
+) -> list[str]:
     """Apply pending migrations, each in its own transaction. Returns the names applied. A
-    read-only file must need none."""
+    read-only file must need none.
+
+    A migration that converts many rows defines ``remaining(conn)`` and ``step(conn, limit)``:
+    its rows are converted first, ``batch`` (else its own default) at a time, each batch in its
+    own transaction, so that a conversion stopped midway resumes at the next open;
+    ``progress(name, done, total)`` is told after each batch."""
     try:
         applied = set(applied_migrations(conn))
     except DatabaseError as e:
@@ -118,6 +141,7 @@ def migrate(conn, path="the database", *, readonly: bool = False) -> list[str]:
     done: list[str] = []
     try:
         while pending:
+            _steps(conn, path, pending[0], progress, batch)
             with transaction(conn, path):  # re-checked under the write lock: another may have won
                 todo = migrations.pending(db)
                 if todo:
@@ -127,6 +151,24 @@ def migrate(conn, path="the database", *, readonly: bool = False) -> list[str]:
     except DatabaseError as e:  # a full disk: each migration is rolled back whole
         raise translate(e, path) from e
     return done
+
+
+def _steps(conn, path, name: str, progress: Progress | None, batch: int | None) -> None:
+    """Run migration ``name``'s batches, if it has any, until none is left."""
+    module = migration_modules()[name]
+    if not hasattr(module, "step"):
+        return
+    total, done = module.remaining(conn), 0
+    while True:
+        with transaction(conn, path):
+            if name in applied_migrations(conn):  # another process finished it
+                return
+            count = module.step(conn, *([batch] if batch else []))
+        if not count:
+            return
+        done += count
+        if progress:
+            progress(name, done, max(total, done))
 
 
 def _wrap(conn) -> Database:

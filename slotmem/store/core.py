@@ -47,6 +47,7 @@ class Core:
         readonly: bool | None = None,
         clock: Callable[[], int] = now_ms,
         ranking: Ranking | None = None,
+        migration_progress: Callable[[str, int, int], None] | None = None,
     ):
         """Open the slotmem file at ``path``. ``create=True`` makes it (and its directory) when
         it does not exist; otherwise a missing file is a DatabaseNotFound. A file that is not
@@ -54,7 +55,8 @@ class Core:
         ``readonly`` (default: when this process cannot write the file or its directory, or the
         file is a follower kept by ``slotmem follow``) opens it for reading only: get, list,
         search (without access tracking), doctor and stats work, writes raise
-        ReadOnlyDatabase."""
+        ReadOnlyDatabase. ``migration_progress(migration, done, total)`` is told how a long
+        schema migration is going (``slotmem migrate`` draws its progress bar)."""
         self.path = db.checked_path(path)
         exists = self.path.exists()
         self.follower = exists and litestream.is_follower(self.path)
@@ -77,7 +79,9 @@ class Core:
                 self.path, readonly=self.readonly, create=not exists, check=migrate.check_owner
             )
             try:
-                self.migrated = migrate.migrate(self.conn, self.path, readonly=self.readonly)
+                self.migrated = migrate.migrate(
+                    self.conn, self.path, readonly=self.readonly, progress=migration_progress
+                )
             except BaseException:
                 self._connections.close()
                 raise

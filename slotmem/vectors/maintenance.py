@@ -47,7 +47,8 @@ def reindex(
         semantic.set_setting("embedding_model", model_id)
         semantic.set_setting("embedding_dimensions", dimensions)
         if switching or _drifted(semantic):
-            semantic.index.create(model_id, dimensions)  # derived: rebuilt from memory_embeddings
+            # derived: rebuilt from memory_embeddings
+            semantic.index.create(semantic.model_ref(model_id, dimensions), dimensions)
     todo = stale(semantic, model_id)
     if total:
         total(len(todo))
@@ -94,7 +95,7 @@ def _drifted(semantic: Semantic) -> bool:
         return True
     stored = semantic.conn.execute(
         "SELECT count(*) FROM memory_embeddings WHERE model = ? AND length(embedding) > 0",
-        (semantic.model_id(),),
+        (semantic.model_ref(),),
     ).fetchone()[0]
     return semantic.index.rows() != stored
 
@@ -106,8 +107,9 @@ def stale(semantic: Semantic, model_id: str) -> list[tuple[int, str, str]]:
     from .semantic import content_hash
 
     rows = semantic.conn.execute(
-        """SELECT f.seq, f.slot, f.key, f.value, e.model, e.content_hash FROM memory_facts f
-           LEFT JOIN memory_embeddings e ON e.fact_seq = f.seq ORDER BY f.seq"""
+        """SELECT f.seq, f.slot, f.key, f.value, m.model, e.content_hash FROM memory_facts f
+           LEFT JOIN memory_embeddings e ON e.fact_seq = f.seq
+           LEFT JOIN memory_embedding_models m ON m.id = e.model ORDER BY f.seq"""
     )
     found = []
     for seq, slot, key, value, model, digest in rows:
@@ -123,7 +125,7 @@ def status(semantic: Semantic) -> dict:
     facts = conn.execute("SELECT count(*) FROM memory_facts").fetchone()[0]
     current = conn.execute(
         "SELECT count(*), sum(length(embedding) = 0) FROM memory_embeddings WHERE model IS ?",
-        (model_id,),
+        (semantic.model_ref(),),
     ).fetchone()
     vec_error = semantic.vec_error()
     index_rows = semantic.index.rows() if vec_error is None and semantic.has_index() else None

@@ -1,7 +1,8 @@
 """The optional semantic leg of one file: embeddings through llm, a sqlite-vec index beside them.
 
-``memory_embeddings`` (fact seq, model, dimensions, content hash, float32 blob) is the source of
-truth; the vec0 index (``index.py``) is derived from it. Vectors of two models are never mixed:
+``memory_embeddings`` (fact seq, model, content hash, int8 vector with its scale: ``codec.py``)
+is the source of truth, its models named once in ``memory_embedding_models``; the vec0 index
+(``index.py``) is derived from it. Vectors of two models are never mixed:
 the file names one model (``memory_settings``), and switching models is an explicit
 ``reindex --model`` (``maintenance.py``). Handed the file's connections and a clock, never the
 Store.
@@ -19,7 +20,7 @@ from ..errors import SlotmemError
 from ..records import Fact
 from ..storage import forks
 from ..storage.db import Connections, transaction
-from . import texts
+from . import codec, texts
 from .index import VectorIndex
 
 log = logging.getLogger("slotmem")
@@ -50,10 +51,11 @@ def _has_numpy() -> bool:
     return True
 
 
-def content_hash(text: str) -> str:
+def content_hash(text: str) -> int:
+    """The first 6 bytes of the text's sha256, as a signed integer (6 bytes in a row)."""
     import hashlib  # here: a lexical read hashes nothing
 
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:6], "big", signed=True)
 
 
 def keyed(item) -> tuple[str, str]:
@@ -88,6 +90,7 @@ class Semantic:
         self._warned: set[str] = set()
         self._lock = threading.Lock()
         self._checked = 0  # every fact up to this seq has a vector of the file's model
+        self._refs: dict[tuple[str, int], int] = {}  # (model, dimensions) -> its row's id
         forks.register(self._after_fork)
 
     def _after_fork(self) -> None:
@@ -120,6 +123,31 @@ class Semantic:
     def dimensions(self) -> int | None:
         value = self.setting("embedding_dimensions")
         return None if value is None else int(value)
+
+    def model_ref(
+        self, model_id: str | None = None, dimensions: int | None = None, *, create: bool = False
+    ) -> int | None:
+        """The id of (model, dimensions) in memory_embedding_models (the file's model by
+        default); None when no vector of it was ever stored (and ``create`` is false)."""
+        model_id = model_id or self.model_id()
+        dimensions = dimensions or self.dimensions()
+        if model_id is None or dimensions is None:
+            return None
+        key = (model_id, int(dimensions))
+        if key not in self._refs:
+            sql = "SELECT id FROM memory_embedding_models WHERE model = ? AND dimensions = ?"
+            row = self.conn.execute(sql, key).fetchone()
+            if row is None and create:
+                self.conn.execute(
+                    "INSERT INTO memory_embedding_models (model, dimensions) VALUES (?, ?)", key
+                )
+                row = self.conn.execute(sql, key).fetchone()
+            if row is None:
+                return None
+            if self.conn.in_transaction:  # it may yet be rolled back
+                return row[0]
+            self._refs[key] = row[0]  # committed ids are never reused: rows are never deleted
+        return self._refs[key]
 
     def has_index(self) -> bool:
         return self.index.exists()
@@ -161,7 +189,7 @@ class Semantic:
             """SELECT f.seq, f.slot, f.key, f.value FROM memory_facts f
                LEFT JOIN memory_embeddings e ON e.fact_seq = f.seq AND e.model = ?
                WHERE f.seq > ? AND e.fact_seq IS NULL ORDER BY f.seq LIMIT ?""",
-            (model_id, self._checked, max(1, limit)),
+            (self.model_ref(model_id, dimensions), self._checked, max(1, limit)),
         ).fetchall()
         if not rows:
             top = conn.execute("SELECT max(seq) FROM memory_facts").fetchone()[0]
@@ -221,7 +249,7 @@ class Semantic:
         model_id, dimensions = self.model_id(), self.dimensions()
         if model_id is None or dimensions is None or self.vec_error():
             return False
-        self.index.create(model_id, dimensions)
+        self.index.create(self.model_ref(model_id, dimensions), dimensions)
         return True
 
     # -- keeping it in sync with writes -----------------------------------------------------
@@ -269,20 +297,17 @@ class Semantic:
         self.write_rows(rows, prepared.model_id, prepared.dimensions)
 
     def write_rows(
-        self, rows: list[tuple[int, str, str, bytes | None]], model_id: str, dimensions: int
+        self, rows: list[tuple[int, str, int, bytes | None]], model_id: str, dimensions: int
     ) -> None:
-        """Inside the caller's transaction: (seq, slot, hash, blob) rows into both tables."""
-        now = self.clock()
+        """Inside the caller's transaction: (seq, slot, hash, float blob) rows into both
+        tables (stored compactly; the signatures are of the float vectors)."""
+        ref = self.model_ref(model_id, dimensions, create=True)
+        stored = codec.encode_many([blob for *_, blob in rows])
         self.conn.executemany(
-            """INSERT INTO memory_embeddings VALUES (?, ?, ?, ?, ?, ?)
-               ON CONFLICT (fact_seq) DO UPDATE SET
-               model = excluded.model, dimensions = excluded.dimensions,
-               content_hash = excluded.content_hash, embedding = excluded.embedding,
-               embedded_at = excluded.embedded_at""",
-            [
-                (seq, model_id, dimensions, digest, blob or b"", now)
-                for seq, _, digest, blob in rows
-            ],
+            """INSERT INTO memory_embeddings VALUES (?, ?, ?, ?)
+               ON CONFLICT (fact_seq) DO UPDATE SET model = excluded.model,
+               content_hash = excluded.content_hash, embedding = excluded.embedding""",
+            [(seq, ref, digest, vector) for (seq, _, digest, _), vector in zip(rows, stored)],
         )
         self.forget([seq for seq, *_ in rows])  # vec0 has no upsert: delete, then insert
         self.index.add([(seq, slot, blob) for seq, slot, _, blob in rows if blob], dimensions)
@@ -346,42 +371,47 @@ class Semantic:
 
     def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]:
         """The ``k`` nearest facts by cosine distance, best first: the index's candidates
-        re-ranked by their float vectors."""
+        re-ranked by their stored vectors."""
         candidates = self.index.candidates(blob, slots, k)
         ranked = sorted(self.distances(blob, candidates).items(), key=lambda item: item[1])
         return ranked[: max(1, k)]
 
     def stored(self, seqs: list[int]) -> dict[int, bytes]:
-        """The stored vectors of these facts (of the file's model; facts without one left out)."""
-        return self._vectors(seqs, 4 * (self.dimensions() or 0))
+        """The stored vectors of these facts as unit float32 blobs (of the file's model; facts
+        without one left out)."""
+        found, matrix = self._matrix(seqs)
+        return {seq: row.astype("<f4").tobytes() for seq, row in zip(found, matrix)}
 
     def distances(self, blob: bytes, seqs: list[int]) -> dict[int, float]:
-        """Cosine distance of the query to the given facts, from their stored float vectors
-        (unit length, as ``embedders.to_blob`` writes them and the query's)."""
+        """Cosine distance of the query to the given facts, from their stored vectors (read
+        back at unit length, as the query's is)."""
         import numpy as np
 
-        found = self._vectors(seqs, len(blob))
+        if len(blob) != 4 * (self.dimensions() or 0):
+            return {}
+        found, matrix = self._matrix(seqs)
         if not found:
             return {}
-        vectors = np.frombuffer(b"".join(found.values()), dtype="<f4").reshape(len(found), -1)
-        cosines = vectors @ np.frombuffer(blob, dtype="<f4")
+        cosines = matrix @ np.frombuffer(blob, dtype="<f4")
         return dict(zip(found, (1.0 - cosines).tolist()))
 
-    def _vectors(self, seqs: list[int], length: int, chunk: int = 500) -> dict[int, bytes]:
-        """The stored vectors of the file's model, ``length`` bytes long, of these facts."""
-        found: dict[int, bytes] = {}
-        model_id = self.model_id()
+    def _matrix(self, seqs: list[int], chunk: int = 500):
+        """([seq], unit float32 matrix) of the stored vectors of the file's model of these facts."""
+        found: list[tuple[int, bytes]] = []
+        ref, dimensions = self.model_ref(), self.dimensions() or 0
         for start in range(0, len(seqs), chunk):
             part = seqs[start : start + chunk]
-            found.update(
+            found.extend(
                 self.conn.execute(
                     f"""SELECT fact_seq, embedding FROM memory_embeddings
                         WHERE fact_seq IN ({", ".join("?" * len(part))}) AND model = ?
                         AND length(embedding) = ?""",
-                    [*part, model_id, length],
+                    [*part, ref, codec.stored_length(dimensions)],
                 ).fetchall()
             )
-        return found
+        if not found:
+            return [], []
+        return [seq for seq, _ in found], codec.decode_many([v for _, v in found], dimensions)
 
     def close(self) -> None:
         self.index.close()

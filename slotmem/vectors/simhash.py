@@ -2,13 +2,13 @@
 
 A signature holds, for each of ``BITS`` fixed random hyperplanes, the side the vector lies on;
 the Hamming distance of two signatures estimates the angle between their vectors, and more bits
-estimate it better. The vec0 index stores these ``BITS / 8`` bytes per fact instead of the float
+estimate it better. The vec0 index stores these ``BITS / 8`` bytes per fact instead of the
 vector; ``Semantic.knn`` takes the ``CANDIDATES`` nearest signatures and re-ranks them by the
-exact cosine of the float vectors. sqlite-vec 0.1.9's wheel counts bits in software and its
-top-k grows with k times the vectors scanned, so fewer bits with more candidates, spread over
-shards (``index.SHARDS``), reach the same recall for less time than more bits with fewer
-candidates; random hyperplanes find more of the true neighbours than the signs of the model's
-own dimensions (docs/benchmarks.md).
+exact cosine of the stored vectors read back (``codec.py``). sqlite-vec 0.1.9's wheel counts
+bits in software and its top-k grows with k times the vectors scanned, so fewer bits with more
+candidates, spread over shards (``index.SHARDS``), reach the same recall for less time than more
+bits with fewer candidates; random hyperplanes find more of the true neighbours than the signs
+of the model's own dimensions (docs/benchmarks.md).
 
 The hyperplanes are ±1 matrices drawn from SHA-256 in counter mode: the same on every machine
 and numpy version, so any process computes the same signatures for the same file.
