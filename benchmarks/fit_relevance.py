@@ -97,35 +97,51 @@ def candidates(store, memory: observations.Memory, offtopic: list[str]) -> list[
     for mode in MODES:
         for number, text, gold, category in messages:
             for slot in memory.slots:
-                hits = store.query_facts(
-                    text,
-                    slots=[slot],
-                    limit=PER_SLOT,
-                    explain=True,
-                    track_access=False,
-                    semantic=mode == "hybrid",
-                )
-                terms = Query.parse(text).terms
-                for rank, hit in enumerate(hits, 1):
-                    parts = hit.explanation or {}
+                for rank, hit in ranked(store, text, slot, mode):
+                    relevant = bool(turns[hit.fact.key] & gold)
                     found.append(
-                        Candidate(
-                            memory.sample_id,
-                            mode,
-                            number,
-                            category,
-                            parts.get("coverage") or 0.0,
-                            parts.get("matched") or 0,
-                            parts.get("similarity") if mode == "hybrid" else None,
-                            bool(turns[hit.fact.key] & gold),
-                            rank,
-                            len(terms.words) + len(terms.grams),
-                            parts.get("key_match") or 0.0,
-                            parts.get("excess") or 0.0,
-                            specific=parts.get("specific") or 0.0,
+                        candidate(
+                            memory.sample_id, mode, number, category, text, hit, rank, relevant
                         )
                     )
     return found
+
+
+def ranked(store, text: str, slot: str, mode: str) -> list[tuple[int, object]]:
+    """(rank, hit) of the slot's best PER_SLOT hits for ``text``, with their explanations."""
+    hits = store.query_facts(
+        text,
+        slots=[slot],
+        limit=PER_SLOT,
+        explain=True,
+        track_access=False,
+        semantic=mode == "hybrid",
+    )
+    return list(enumerate(hits, 1))
+
+
+def candidate(
+    conversation, mode, number, category, text, hit, rank, relevant, kind=""
+) -> Candidate:
+    """What relevance reads of one hit (its explanation), and whether it is relevant."""
+    parts = hit.explanation or {}
+    terms = Query.parse(text).terms
+    return Candidate(
+        conversation,
+        mode,
+        number,
+        category,
+        parts.get("coverage") or 0.0,
+        parts.get("matched") or 0,
+        parts.get("similarity") if mode == "hybrid" else None,
+        relevant,
+        rank,
+        len(terms.words) + len(terms.grams),
+        parts.get("key_match") or 0.0,
+        parts.get("excess") or 0.0,
+        specific=parts.get("specific") or 0.0,
+        kind=kind,
+    )
 
 
 NAMES = ("coverage", "matched", "similarity", "key", "excess", "specific")
@@ -157,35 +173,12 @@ def agent_candidates(store, memory) -> list[Candidate]:
     asked += [(text, "", None, "", DEV_OFFTOPIC) for text in observations.offtopic(dev=True)]
     for mode in MODES:
         for number, (text, family, answer, kind, category) in enumerate(asked):
-            terms = Query.parse(text).terms
             for slot in agent_memory.SLOTS:
-                hits = store.query_facts(
-                    text,
-                    slots=[slot],
-                    limit=PER_SLOT,
-                    explain=True,
-                    track_access=False,
-                    semantic=mode == "hybrid",
-                )
-                for rank, hit in enumerate(hits, 1):
-                    parts = hit.explanation or {}
+                for rank, hit in ranked(store, text, slot, mode):
+                    relevant = hit.fact.key == answer
+                    name = f"{memory.name}:{family}"
                     found.append(
-                        Candidate(
-                            f"{memory.name}:{family}",
-                            mode,
-                            number,
-                            category,
-                            parts.get("coverage") or 0.0,
-                            parts.get("matched") or 0,
-                            parts.get("similarity") if mode == "hybrid" else None,
-                            hit.fact.key == answer,
-                            rank,
-                            len(terms.words) + len(terms.grams),
-                            parts.get("key_match") or 0.0,
-                            parts.get("excess") or 0.0,
-                            specific=parts.get("specific") or 0.0,
-                            kind=kind,
-                        )
+                        candidate(name, mode, number, category, text, hit, rank, relevant, kind)
                     )
     return found
 

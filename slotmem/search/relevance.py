@@ -68,8 +68,8 @@ if TYPE_CHECKING:
 
 # (a, b, c, d, k, e, s): intercept, coverage, matched, similarity, key match, excess similarity,
 # specificity; fitted by benchmarks/fit_relevance.py.
-LEXICAL = (-8.641, 1.641, 1.563, 0.0, 5.613, 0.0, 1.759)
-HYBRID = (-9.042, 2.156, 0.273, 6.732, 0.724, 9.451, 0.0)
+LEXICAL = (-8.64, 1.641, 1.561, 0.0, 5.607, 0.0, 1.764)
+HYBRID = (-9.005, 2.105, 0.339, 6.448, 0.81, 9.561, 0.0)
 MATCHED_CAP = 3
 MIN_FACTS = 100  # below this many facts, coverage reads idf as if there were this many
 SPREAD_RANK = 10  # excess: similarity above the cosine of the query's 10th nearest fact
