@@ -59,6 +59,7 @@ AGENT_FIT = [(1, 5), (1, 50), (1, 500), (1, 5000), (2, 5), (2, 50), (2, 500)]
 MODES = ("lexical", "hybrid")
 L2 = 1e-3
 DEV_OFFTOPIC = -1  # the category of benchmarks/data/offtopic_dev.json's messages
+DEV_OFFTOPIC_CAP = 1.0  # of its candidates per message and LoCoMo memory, at most, at the floor
 
 
 def fitted_on(row: Candidate) -> bool:
@@ -255,11 +256,13 @@ def agent_kept(calibration: Calibration, rows, floor: float, mode: str, kind: st
 
 def choose_floor(calibration: Calibration, rows, answerable) -> float:
     """The highest of FLOORS at which the rows fitted meet every target (LoCoMo's and, when
-    there are agent memories among them, theirs)."""
+    there are agent memories among them, theirs), among the floors quiet enough for small talk
+    (``quiet``); when none meets the targets, the lowest quiet one."""
     locomo = [r for r in rows if ":" not in r.conversation]
     agents = [r for r in rows if ":" in r.conversation]
-    best = FLOORS[0]
-    for floor in FLOORS:
+    floors = [floor for floor in FLOORS if quiet(calibration, locomo, floor)] or [FLOORS[-1]]
+    best = floors[0]
+    for floor in floors:
         ok = True
         for mode in MODES:
             part = [r for r in locomo if r.mode == mode]
@@ -270,6 +273,20 @@ def choose_floor(calibration: Calibration, rows, answerable) -> float:
         if ok:
             best = floor
     return best
+
+
+def quiet(calibration: Calibration, locomo, floor: float) -> bool:
+    """Does the floor let at most DEV_OFFTOPIC_CAP candidates of each offtopic_dev.json
+    message through, per LoCoMo memory, in each mode? (A floor chosen on recall targets alone
+    moved by a grid step when a fold's answers fell a question short, and doubled the small
+    talk let in.)"""
+    memories = len({r.conversation for r in locomo}) or 1
+    messages = len(observations.offtopic(dev=True)) * memories
+    for mode in MODES:
+        dev = [r for r in locomo if r.mode == mode and r.category == DEV_OFFTOPIC]
+        if dev and sum(relevance(calibration, dev) >= floor) / messages > DEV_OFFTOPIC_CAP:
+            return False
+    return True
 
 
 def answerable(memories) -> set[tuple[str, int]]:
