@@ -148,13 +148,15 @@ def search(
     tf: bool = True,
     since: int | None = None,
     until: int | None = None,
+    tags: tuple[str, ...] = (),
 ) -> list:
     """The plan's best ``limit`` rows, scored, weighted, filtered and ordered in one statement
     (``min_relevance`` needs ``total``, the query's idf mass: relevance.query_mass). Facts
-    expired at ``now`` are left out, and with ``since``/``until`` those updated outside."""
+    expired at ``now`` are left out, with ``since``/``until`` those updated outside, with
+    ``tags`` those without every one of them."""
     sql, params = ranking.sql(plan, slots, explain, tf)
     params.update(now=now, limit=limit, total=total)
-    tests = fact_tests(params, since, until)
+    tests = fact_tests(params, since, until, tags)
     if min_score is not None:
         tests.append("score >= :min_score")
         params["min_score"] = float(min_score)
@@ -168,9 +170,12 @@ def search(
     return conn.execute(sql, params).fetchall()
 
 
-def fact_tests(params: dict, since: int | None, until: int | None) -> list[str]:
-    """SQL tests of a fact row that a hit must pass: not expired at ``:now``, and updated in
-    the window when one is given (its bounds added to ``params``)."""
+def fact_tests(
+    params: dict, since: int | None, until: int | None, tags: tuple[str, ...] = ()
+) -> list[str]:
+    """SQL tests of a fact row that a hit must pass: not expired at ``:now``, updated in the
+    window when one is given (its bounds added to ``params``), and with every one of ``tags``
+    (each an IN over the index memory_fact_tags (tag, fact_seq), not a scan)."""
     tests = ["(expires_at IS NULL OR expires_at > :now)"]
     if since is not None:
         tests.append("updated_at >= :since")
@@ -178,6 +183,9 @@ def fact_tests(params: dict, since: int | None, until: int | None) -> list[str]:
     if until is not None:
         tests.append("updated_at < :until")
         params["until"] = until
+    for i, tag in enumerate(tags):
+        params[f"tag{i}"] = tag
+        tests.append(f"seq IN (SELECT fact_seq FROM memory_fact_tags WHERE tag = :tag{i})")
     return tests
 
 

@@ -1,0 +1,178 @@
+"""Tags on facts (migrations/0017_tags.py): written with upsert/tag/untag, read with every fact,
+filtered in list_facts and query_facts through the (tag, fact_seq) index, dropped with their
+fact, carried by export and import."""
+
+import json
+
+import pytest
+
+from slotmem import Store
+from slotmem.errors import InvalidInput, ProtectedFact
+
+
+def tag_rows(store):
+    return store.conn.execute("SELECT fact_seq, tag FROM memory_fact_tags ORDER BY 1, 2").fetchall()
+
+
+def test_upsert_tags_replace_keep_and_clear(store):
+    made = store.upsert("user", "city", "Lives in Porto", tags=["home", "geo", "home"])
+    assert made.fact.tags == ("geo", "home")
+    assert store.get("user", "city").tags == ("geo", "home")
+    kept = store.upsert("user", "city", "Lives in Lisbon")  # None: the tags stay
+    assert kept.fact.tags == ("geo", "home") and kept.previous.tags == ("geo", "home")
+    assert store.upsert("user", "city", "Lives in Lisbon", tags=["moved"]).fact.tags == ("moved",)
+    assert store.upsert("user", "city", "Lives in Lisbon", tags=[]).fact.tags == ()
+    assert store.get("user", "city").tags == () and tag_rows(store) == []
+
+
+def test_tag_and_untag(store):
+    store.upsert("user", "job", "Works at ACME")
+    assert store.tag("user", "job", "work", "acme").tags == ("acme", "work")
+    assert store.tag("user", "job", "work").tags == ("acme", "work")
+    assert store.untag("user", "job", "acme", "never-had").tags == ("work",)
+    with pytest.raises(InvalidInput, match="no fact user/nope to tag"):
+        store.tag("user", "nope", "x")
+
+
+@pytest.mark.parametrize("bad", ["Work", "", "-x", "has space", "x" * 65, "é", "a/b", 7, None])
+def test_a_bad_tag_is_refused_in_one_line_and_changes_nothing(store, bad):
+    store.upsert("user", "job", "Works at ACME", tags=["work"])
+    before = tag_rows(store)
+    for write in (
+        lambda: store.upsert("user", "job", "Works elsewhere", tags=["ok", bad]),
+        lambda: store.upsert("user", "new", "A new fact", tags=[bad]),
+        lambda: store.upsert_many([{"slot": "user", "key": "n", "value": "v", "tags": [bad]}]),
+        lambda: store.tag("user", "job", bad),
+        lambda: store.list_facts(tags=[bad]),
+        lambda: store.query_facts("acme", tags=[bad]),
+    ):
+        with pytest.raises(InvalidInput) as caught:
+            write()
+        assert "\n" not in str(caught.value) and "tag" in str(caught.value)
+    assert tag_rows(store) == before
+    assert store.get("user", "job").value == "Works at ACME" and store.get("user", "new") is None
+
+
+def test_a_string_is_not_a_list_of_tags(store):
+    with pytest.raises(InvalidInput, match="must be a list of tags"):
+        store.upsert("user", "job", "Works at ACME", tags="work")
+
+
+def test_at_most_32_tags_a_fact(store):
+    many = [f"t{i}" for i in range(32)]
+    assert len(store.upsert("user", "job", "Works", tags=many).fact.tags) == 32
+    with pytest.raises(InvalidInput, match="at most 32"):
+        store.upsert("user", "other", "Other", tags=[*many, "one-more"])
+    with pytest.raises(InvalidInput, match="at most 32"):
+        store.tag("user", "job", "one-more")
+    assert len(store.get("user", "job").tags) == 32 and store.get("user", "other") is None
+
+
+def test_list_and_query_keep_facts_with_every_tag(store):
+    store.upsert("user", "city", "Marta lives in Porto", tags=["marta", "geo"])
+    store.upsert("user", "job", "Marta works in Porto", tags=["marta", "work"])
+    store.upsert("user", "trip", "Porto trip in May", tags=["geo"])
+    assert {f.key for f in store.list_facts(tags=["marta"])} == {"city", "job"}
+    assert [f.key for f in store.list_facts(tags=["marta", "geo"])] == ["city"]
+    assert store.list_facts(tags=["nobody"]) == []
+    assert {f.tags for f in store.list_facts()} == {("geo", "marta"), ("marta", "work"), ("geo",)}
+    hits = store.query_facts("porto", tags=["geo"])
+    assert {h.fact.key for h in hits} == {"city", "trip"}
+    assert {h.fact.key: h.fact.tags for h in hits}["city"] == ("geo", "marta")
+    assert [h.fact.key for h in store.query_facts("porto", tags=["geo", "marta"])] == ["city"]
+    assert {h.fact.key for h in store.query_facts("porto")} == {"city", "job", "trip"}
+
+
+def test_upsert_many_sets_tags(store):
+    results = store.upsert_many(
+        [
+            {"slot": "user", "key": "a", "value": "Alpha", "tags": ["x"]},
+            {"slot": "user", "key": "b", "value": "Beta"},
+            {"slot": "user", "key": "a", "value": "Alpha two", "tags": ["y"]},
+        ]
+    )
+    assert [r.fact.tags for r in results] == [("x",), (), ("y",)]
+    assert store.get("user", "a").tags == ("y",)
+
+
+def test_deleting_pruning_or_expiring_a_fact_drops_its_tags(store, clock):
+    store.upsert("user", "gone", "To be deleted", tags=["a"])
+    store.upsert("user", "brief", "Expires soon", tags=["b"], ttl="1h")
+    store.upsert("user", "stays", "Stays", tags=["c"])
+    assert store.delete("user", "gone")
+    clock.advance(days=1)
+    store.upsert("user", "brief", "Back again")  # expired: a new fact, untagged
+    assert store.get("user", "brief").tags == ()
+    assert [tag for _, tag in tag_rows(store)] == ["c"]
+    store.restore("user", "gone")  # history keeps no tags: restored untagged
+    assert store.get("user", "gone").tags == ()
+
+
+def test_an_agent_cannot_retag_a_protected_fact(store):
+    store.upsert("user", "name", "Marta", protect=True, tags=["person"])
+    with pytest.raises(ProtectedFact):
+        store.upsert("user", "name", "Marta", tags=["other"], allow_protected=False)
+    with pytest.raises(ProtectedFact):
+        store.tag("user", "name", "other", allow_protected=False)
+    with pytest.raises(ProtectedFact):
+        store.untag("user", "name", "person", allow_protected=False)
+    kept = store.upsert_many(
+        [{"slot": "user", "key": "name", "value": "Marta", "tags": ["other"]}],
+        allow_protected=False,
+        skip_protected=True,
+    )
+    assert kept[0].fact.tags == ("person",)
+    assert store.get("user", "name").tags == ("person",)
+
+
+def test_export_and_import_carry_tags(store, tmp_path, clock):
+    store.upsert("user", "city", "Lives in Porto", tags=["geo", "home"])
+    store.upsert("user", "job", "Works at ACME")
+    records = store.export()
+    facts = {r["key"]: r for r in records if r.get("type") == "fact"}
+    assert facts["city"]["tags"] == ["geo", "home"] and "tags" not in facts["job"]
+    other = Store(tmp_path / "other.db", create=True, clock=clock)
+    other.import_records([json.dumps(r) for r in records])
+    assert other.get("user", "city").tags == ("geo", "home")
+    assert other.get("user", "job").tags == ()
+    # the file's tags win for a fact it updates
+    records = [dict(r, tags=["moved"]) if r.get("key") == "city" else r for r in records]
+    records = [
+        dict(r, updated_at=r["updated_at"] + 1) if r.get("key") == "city" else r for r in records
+    ]
+    other.import_records([json.dumps(r) for r in records], partial=True)
+    assert other.get("user", "city").tags == ("moved",)
+
+
+def test_an_export_without_tags_imports_and_a_bad_tag_in_one_is_refused(store):
+    line = {"type": "fact", "slot": "user", "key": "k", "value": "v"}
+    store.import_records([json.dumps(line)], partial=True)
+    assert store.get("user", "k").tags == ()
+    with pytest.raises(InvalidInput, match="line 1.*invalid tag") as caught:
+        store.import_records([json.dumps({**line, "key": "k2", "tags": ["Bad Tag"]})], partial=True)
+    assert "\n" not in str(caught.value) and store.get("user", "k2") is None
+
+
+def test_a_filtered_search_reads_the_tag_index(store):
+    store.upsert_many(
+        [{"slot": "user", "key": f"k{i}", "value": f"note {i} about porto"} for i in range(300)]
+    )
+    store.tag("user", "k7", "rare")
+    params: dict = {}
+    from slotmem.search import lexical
+
+    tests = lexical.fact_tests(params, None, None, ("rare",))
+    plan = store.conn.execute(
+        f"EXPLAIN QUERY PLAN SELECT seq FROM memory_facts WHERE {' AND '.join(tests)}",
+        {**params, "now": 0},
+    ).fetchall()
+    details = " ".join(row[-1] for row in plan)
+    assert "memory_fact_tags_tag" in details, details
+    assert [h.fact.key for h in store.query_facts("porto", tags=["rare"])] == ["k7"]
+    listed = store.conn.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM memory_facts "
+        "WHERE seq IN (SELECT fact_seq FROM memory_fact_tags WHERE tag = ?)",
+        ("rare",),
+    ).fetchall()
+    assert "memory_fact_tags_tag" in " ".join(row[-1] for row in listed)
+    assert [f.key for f in store.list_facts(tags=["rare"])] == ["k7"]
