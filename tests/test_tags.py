@@ -176,3 +176,54 @@ def test_a_filtered_search_reads_the_tag_index(store):
     ).fetchall()
     assert "memory_fact_tags_tag" in " ".join(row[-1] for row in listed)
     assert [f.key for f in store.list_facts(tags=["rare"])] == ["k7"]
+
+
+def run_cli(*args, path):
+    from click.testing import CliRunner
+
+    from slotmem.cli import cli
+
+    return CliRunner().invoke(cli, [*args, "-d", str(path)], catch_exceptions=False)
+
+
+def test_the_command_line_tags_filters_and_refuses_a_bad_tag(db_path):
+    assert (
+        run_cli(
+            "remember",
+            "user/employer",
+            "ACME in Porto",
+            "--tag",
+            "work",
+            "--tag",
+            "marta",
+            path=db_path,
+        ).exit_code
+        == 0
+    )
+    assert run_cli("remember", "user", "city", "Porto", "--tag", "geo", path=db_path).exit_code == 0
+    listed = run_cli("list", "--tag", "marta", "--json", path=db_path)
+    assert [(f["key"], f["tags"]) for f in json.loads(listed.stdout)] == [
+        ("employer", ["marta", "work"])
+    ]
+    found = run_cli("search", "porto", "--tag", "geo", "--json", path=db_path)
+    assert [h["key"] for h in json.loads(found.stdout)] == ["city"]
+    assert "marta,work" in run_cli("list", "--tag", "work", path=db_path).stdout
+    tagged = run_cli("tag", "user", "city", "marta,home", path=db_path)
+    assert tagged.stdout.strip() == "user/city: geo, home, marta"
+    untagged = run_cli("untag", "user/city", "home", "--json", path=db_path)
+    assert json.loads(untagged.stdout)["fact"]["tags"] == ["geo", "marta"]
+    with Store(db_path) as store:
+        before = tag_rows(store)
+    for args in (
+        ("tag", "user/city", "Bad"),
+        ("tag", "user/city", "ok,a b"),
+        ("remember", "user/x", "y", "--tag", "No"),
+        ("list", "--tag", "-x"),
+        ("search", "porto", "--tag", "x" * 65),
+    ):
+        result = run_cli(*args, path=db_path)
+        assert result.exit_code == 2, (args, result.output)
+        error = [line for line in result.stderr.splitlines() if line.startswith("Error")]
+        assert len(error) == 1 and "invalid tag" in error[0], result.stderr
+    with Store(db_path) as store:
+        assert tag_rows(store) == before and store.get("user", "x") is None
