@@ -227,3 +227,67 @@ def test_the_command_line_tags_filters_and_refuses_a_bad_tag(db_path):
         assert len(error) == 1 and "invalid tag" in error[0], result.stderr
     with Store(db_path) as store:
         assert tag_rows(store) == before and store.get("user", "x") is None
+
+
+def test_mcp_remember_recall_and_list_with_tags(db_path, clock):
+    import asyncio
+
+    from mcp import Client
+
+    from slotmem.agents.mcp_server import build_server
+
+    server = build_server(Store(db_path, create=True, clock=clock))
+
+    async def steps():
+        async with Client(server) as client:
+            one = await client.call_tool(
+                "remember",
+                {"slot": "user", "key": "job", "value": "Marta works in Porto", "tags": ["marta"]},
+            )
+            many = await client.call_tool(
+                "remember_many",
+                {
+                    "facts": [
+                        {
+                            "slot": "user",
+                            "key": "city",
+                            "value": "Marta lives in Porto",
+                            "tags": ["marta", "geo"],
+                        },
+                        {"slot": "user", "key": "trip", "value": "A trip to Porto"},
+                    ]
+                },
+            )
+            recalled = await client.call_tool("recall", {"query": "porto", "tags": ["geo"]})
+            listed = await client.call_tool("list", {"tags": ["marta"]})
+            bad = await client.call_tool(
+                "remember", {"slot": "user", "key": "k", "value": "v", "tags": ["Not OK"]}
+            )
+            bad_filter = await client.call_tool("list", {"tags": ["Not OK"]})
+            return one, many, recalled, listed, bad, bad_filter
+
+    one, many, recalled, listed, bad, bad_filter = asyncio.run(steps())
+    assert one.structured_content["tags"] == ["marta"]
+    assert [f["tags"] for f in many.structured_content["facts"]] == [["geo", "marta"], []]
+    assert [f["key"] for f in recalled.structured_content["facts"]] == ["city"]
+    assert {f["key"] for f in listed.structured_content["facts"]} == {"job", "city"}
+    assert bad.is_error and bad_filter.is_error
+    with Store(db_path) as store:
+        assert store.get("user", "k") is None
+
+
+def test_agent_memory_refuses_a_bad_tag_in_a_batch_and_writes_none(db_path):
+    from slotmem.agents.tools import AgentMemory
+
+    memory = AgentMemory(Store(db_path, create=True))
+    with pytest.raises(InvalidInput, match="item 1: invalid tag|invalid tag"):
+        memory.remember_many(
+            [
+                {"slot": "user", "key": "a", "value": "Alpha", "tags": ["ok"]},
+                {"slot": "user", "key": "b", "value": "Beta", "tags": ["NOT"]},
+            ]
+        )
+    assert memory.list_facts() == []
+    assert memory.remember("user", "a", "Alpha", tags=["ok"])["tags"] == ["ok"]
+    assert [f["key"] for f in memory.recall("alpha", tags=["ok"])] == ["a"]
+    assert memory.recall("alpha", tags=["other"]) == []
