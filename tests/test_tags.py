@@ -153,29 +153,35 @@ def test_an_export_without_tags_imports_and_a_bad_tag_in_one_is_refused(store):
     assert "\n" not in str(caught.value) and store.get("user", "k2") is None
 
 
-def test_a_filtered_search_reads_the_tag_index(store):
+def plan_of(store, sql) -> list[str]:
+    return [row[-1] for row in store.conn.execute("EXPLAIN QUERY PLAN " + sql)]
+
+
+def test_a_filtered_search_and_listing_read_the_tag_indexes(store):
+    """The statements query_facts and list_facts run (traced, values bound) seek the tags:
+    a search's few candidates by the primary key (fact_seq, tag), a listing by the (tag,
+    fact_seq) index; neither scans memory_fact_tags."""
     store.upsert_many(
         [{"slot": "user", "key": f"k{i}", "value": f"note {i} about porto"} for i in range(300)]
     )
     store.tag("user", "k7", "rare")
-    params: dict = {}
-    from slotmem.search import lexical
-
-    tests = lexical.fact_tests(params, None, None, ("rare",))
-    plan = store.conn.execute(
-        f"EXPLAIN QUERY PLAN SELECT seq FROM memory_facts WHERE {' AND '.join(tests)}",
-        {**params, "now": 0},
-    ).fetchall()
-    details = " ".join(row[-1] for row in plan)
-    assert "memory_fact_tags_tag" in details, details
-    assert [h.fact.key for h in store.query_facts("porto", tags=["rare"])] == ["k7"]
-    listed = store.conn.execute(
-        "EXPLAIN QUERY PLAN SELECT * FROM memory_facts "
-        "WHERE seq IN (SELECT fact_seq FROM memory_fact_tags WHERE tag = ?)",
-        ("rare",),
-    ).fetchall()
-    assert "memory_fact_tags_tag" in " ".join(row[-1] for row in listed)
-    assert [f.key for f in store.list_facts(tags=["rare"])] == ["k7"]
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    try:
+        found = store.query_facts("porto", tags=["rare"], track_access=False)
+        listed = store.list_facts(tags=["rare"])
+    finally:
+        store.conn.set_trace_callback(None)
+    assert [h.fact.key for h in found] == ["k7"] and [f.key for f in listed] == ["k7"]
+    search_sql = next(s for s in statements if "FROM memory_fact_tags t WHERE" in s)
+    plan = plan_of(store, search_sql)
+    assert "SEARCH t USING PRIMARY KEY (fact_seq=? AND tag=?)" in plan, plan
+    list_sql = next(s for s in statements if "FROM memory_facts WHERE" in s and "tag =" in s)
+    plan = plan_of(store, list_sql)
+    assert any("memory_fact_tags USING COVERING INDEX memory_fact_tags_tag" in p for p in plan), (
+        plan
+    )
+    assert not any(p.startswith("SCAN memory_fact_tags") for p in plan), plan
 
 
 def run_cli(*args, path):
