@@ -297,3 +297,42 @@ def test_agent_memory_refuses_a_bad_tag_in_a_batch_and_writes_none(db_path):
     assert memory.remember("user", "a", "Alpha", tags=["ok"])["tags"] == ["ok"]
     assert [f["key"] for f in memory.recall("alpha", tags=["ok"])] == ["a"]
     assert memory.recall("alpha", tags=["other"]) == []
+
+
+def test_a_dedupe_merge_keeps_both_facts_tags(store, clock):
+    store.upsert(
+        "user",
+        "coffee_pref",
+        "Drinks a flat white every morning at the Corner Cafe!",
+        tags=["coffee", "morning"],
+    )
+    clock.advance(days=1)
+    store.upsert(
+        "user",
+        "drink.morning",
+        "Every morning drinks a flat white at the Corner Cafe now.",
+        tags=["cafe"],
+    )
+    store.dedupe(semantic=False)
+    (survivor,) = store.list_facts("user")
+    assert survivor.tags == ("cafe", "coffee", "morning")
+    assert len(tag_rows(store)) == 3
+
+
+def test_a_dedupe_merge_adds_no_more_tags_than_a_fact_may_have(store, clock):
+    store.upsert(
+        "user",
+        "coffee_pref",
+        "Drinks a flat white every morning at the Corner Cafe!",
+        tags=[f"a{i:02}" for i in range(20)],
+    )
+    clock.advance(days=1)
+    store.upsert(
+        "user",
+        "drink.morning",
+        "Every morning drinks a flat white at the Corner Cafe now.",
+        tags=[f"b{i:02}" for i in range(20)],
+    )
+    store.dedupe(semantic=False)
+    (survivor,) = store.list_facts("user")
+    assert len(survivor.tags) == 32
