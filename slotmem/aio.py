@@ -82,6 +82,8 @@ class AsyncStore:
     unpin = _forward(Store.unpin)
     protect = _forward(Store.protect)
     unprotect = _forward(Store.unprotect)
+    tag = _forward(Store.tag)
+    untag = _forward(Store.untag)
     get = _forward(Store.get)
     list_facts = _forward(Store.list_facts)
     history = _forward(Store.history)

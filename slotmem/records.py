@@ -47,6 +47,7 @@ class Fact:
     pinned_at: int | None = None  # when it was pinned; None: not pinned
     protected_at: int | None = None  # when a person protected it from agents; None: not
     expires_at: int | None = None  # when it stops being returned; None: never
+    tags: tuple[str, ...] = ()  # read by Store.get, list_facts, query_facts (not a column)
 
     @property
     def pinned(self) -> bool:
@@ -61,10 +62,11 @@ class Fact:
         return cls(*(row[name] for name in FACT_COLUMNS))
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "tags": list(self.tags)}
 
 
-FACT_COLUMNS = tuple(f.name for f in fields(Fact))  # the memory_facts columns a Fact holds
+# The memory_facts columns a Fact holds (its tags are rows of memory_fact_tags).
+FACT_COLUMNS = tuple(f.name for f in fields(Fact) if f.name != "tags")
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,32 @@ def key(value) -> str:
     return text(value, "key", MAX_KEY_CHARS, single_line=True)
 
 
+TAG_RE = re.compile(r"[a-z0-9][a-z0-9_.:-]*")
+MAX_TAG_CHARS = 64
+MAX_TAGS = 32  # per fact
+
+
+def tag(value) -> str:
+    """One tag: lower case letters, digits and ``_ . : -``, starting with a letter or digit."""
+    if not isinstance(value, str) or not TAG_RE.fullmatch(value) or len(value) > MAX_TAG_CHARS:
+        raise InvalidInput(
+            f"invalid tag {value!r}: use lower case letters, digits, '_', '.', ':', '-', "
+            f"starting with a letter or digit (at most {MAX_TAG_CHARS} characters), e.g. 'work'"
+        )
+    return value
+
+
+def tags(values, what: str = "tags") -> tuple[str, ...]:
+    """Tags, each checked (``tag``), repeats dropped, in their order; a lone string is refused
+    (``["work"]``, not ``"work"``: a string is not read as its letters)."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise InvalidInput(f"{what} must be a list of tags, not {type(values).__name__}")
+    checked = tuple(dict.fromkeys(tag(value) for value in values))
+    if len(checked) > MAX_TAGS:
+        raise InvalidInput(f"{what}: {len(checked)} tags; a fact has at most {MAX_TAGS}")
+    return checked
+
+
 # Letters of other scripts (and Latin small capitals and phonetic letters) that look like Latin
 # ones, after case folding: Cyrillic, Greek, Armenian, then Latin (as slotmem.safety folds some).
 _LOOKALIKE_PAIRS = (

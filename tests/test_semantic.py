@@ -475,3 +475,11 @@ def test_the_same_question_to_each_slot_is_embedded_once(mem, monkeypatch):
     assert calls[-1] == [
         "deploy schedule: We release on Mondays now."
     ]  # the question's vector was remembered
+
+
+def test_hybrid_keeps_to_the_tags_in_both_legs(mem):
+    mem.tag("project", "stack", "tech")
+    assert [h.fact.key for h in mem.query_facts("When do we ship?")][:1] == ["deploy.schedule"]
+    assert mem.query_facts("When do we ship?", tags=["nothing-has-it"]) == []
+    hits = mem.query_facts("When do we ship? PostgreSQL", tags=["tech"])
+    assert [h.fact.key for h in hits] == ["stack"] and hits[0].fact.tags == ("tech",)

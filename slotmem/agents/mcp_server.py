@@ -59,6 +59,7 @@ class FactOut(TypedDict):
     pinned: bool
     protected: bool
     expires_at: str | None
+    tags: list[str]
 
 
 class HitOut(FactOut):
@@ -239,6 +240,17 @@ def _types(memory: AgentMemory):
             max_length=64,
         ),
     ]
+    Tag = Annotated[
+        str, Field(pattern=f"^{validation.TAG_RE.pattern}$", max_length=validation.MAX_TAG_CHARS)
+    ]
+    tags = Annotated[
+        list[Tag] | None,
+        Field(
+            description="Labels for the fact (lower case: work, person:marta); they replace "
+            "the fact's tags (default: keep them)",
+            max_length=validation.MAX_TAGS,
+        ),
+    ]
     return {
         "slot": slot,
         "any_slot": Annotated[
@@ -266,11 +278,16 @@ def _types(memory: AgentMemory):
                 max_length=64,
             ),
         ],
-        "fact_in": _fact_in(slot, key, value, confidence, ttl),
+        "tags": tags,
+        "tag_filter": Annotated[
+            list[Tag] | None,
+            Field(description="Only facts with every one of these tags", max_length=32),
+        ],
+        "fact_in": _fact_in(slot, key, value, confidence, ttl, tags),
     }
 
 
-def _fact_in(slot, key, value, confidence, ttl):
+def _fact_in(slot, key, value, confidence, ttl, tags):
     """One fact of remember_many: its schema refuses fields it does not know."""
     from pydantic import ConfigDict, create_model
 
@@ -283,6 +300,7 @@ def _fact_in(slot, key, value, confidence, ttl):
         value=(value, ...),
         confidence=(confidence, 0.8),
         ttl=(ttl, None),
+        tags=(tags, None),
     )
 
 
@@ -301,7 +319,7 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
         t["since"],
         t["until"],
     )
-    FactIn = t["fact_in"]
+    FactIn, Tags, TagFilter = t["fact_in"], t["tags"], t["tag_filter"]
     Floor = Annotated[
         float | None,
         Field(
@@ -335,13 +353,21 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
                 le=MAX_OFFSET,
             ),
         ] = 0,
+        tags: TagFilter = None,
     ) -> Recalled:
         """Facts relevant to the query, best first, each with its match (strong: very likely
         what was asked for; good; weak: related at best), rank, relevance (the probability, 0
         to 1), when it was last updated and where it came from. Empty when nothing remembered
         is relevant. next_offset is where the next page starts (null: no more)."""
         found = memory.recall(
-            query, slot, limit + 1, min_relevance, since=since, until=until, offset=offset
+            query,
+            slot,
+            limit + 1,
+            min_relevance,
+            since=since,
+            until=until,
+            offset=offset,
+            tags=tags,
         )
         return _page(found, limit, offset)  # type: ignore[return-value]
 
@@ -359,10 +385,13 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
         since: Since = None,
         until: Until = None,
         offset: Offset = 0,
+        tags: TagFilter = None,
     ) -> Listed:
         """The facts of a slot (or of every slot this server can read), newest first.
         next_offset is where the next page starts (null: no more)."""
-        found = memory.list_facts(slot, limit + 1, order, since=since, until=until, offset=offset)
+        found = memory.list_facts(
+            slot, limit + 1, order, since=since, until=until, offset=offset, tags=tags
+        )
         return _page(found, limit, offset)  # type: ignore[return-value]
 
     def search(
@@ -408,18 +437,20 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
         value: Value,
         confidence: Confidence = 0.8,
         ttl: Ttl = None,
+        tags: Tags = None,
     ) -> Written:
         """Store a durable fact under slot/key. Reusing a key replaces its value (the old one
         is kept in history); a fact a person protected cannot be replaced. With ttl the fact
-        is forgotten after that long (a current location, a temporary workaround)."""
-        return memory.remember(slot, key, value, confidence, ttl)  # type: ignore[return-value]
+        is forgotten after that long (a current location, a temporary workaround). tags label
+        it (work, person:marta): recall and list can keep to facts with given tags."""
+        return memory.remember(slot, key, value, confidence, ttl, tags)  # type: ignore[return-value]
 
     def remember_many(
         facts: Annotated[
             Sequence[FactIn],
             Field(
                 description=f"1 to {MAX_BATCH} facts, each {{slot, key, value}} and optionally "
-                "confidence and ttl",
+                "confidence, ttl and tags",
                 min_length=1,
                 max_length=MAX_BATCH,
             ),

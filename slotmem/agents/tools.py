@@ -73,6 +73,7 @@ def fact_view(fact: Fact) -> dict:
         "pinned": fact.pinned,
         "protected": fact.protected,
         "expires_at": iso_time(fact.expires_at),
+        "tags": list(fact.tags),
     }
 
 
@@ -148,12 +149,14 @@ class AgentMemory:
         since=None,
         until=None,
         offset: int = 0,
+        tags: Sequence[str] | None = None,
     ) -> list[dict]:
         """The facts relevant to ``query``, best first: hits below the floor stay out (the
         call's ``min_relevance``, else each slot's, else the default), so a query about nothing
         remembered gets an empty list, not the nearest facts. ``since``/``until``: only facts
         last updated in that window (validation.window); ``offset``: skip that many of the best
-        first (at most MAX_OFFSET), ranks counting on from there."""
+        first (at most MAX_OFFSET), ranks counting on from there; ``tags``: only facts with
+        every one of these tags."""
         store = self.store
         slots = self.slots_or_scope(slot)
         limit = validation.positive_int(limit, "limit")
@@ -180,6 +183,7 @@ class AgentMemory:
                 track_access=False,
                 since=since,
                 until=until,
+                tags=tags,
             )
             hits = [h for h in hits if h.relevance >= floors.get(h.fact.slot, default)]
             hits = hits[offset:wanted]
@@ -204,10 +208,11 @@ class AgentMemory:
         since=None,
         until=None,
         offset: int = 0,
+        tags: Sequence[str] | None = None,
     ) -> list[dict]:
         """Facts of one slot, or of every slot in scope, most recently updated first (or by
         ``order``); ``since``/``until``: last updated in that window; ``offset``: skip that
-        many first."""
+        many first; ``tags``: only facts with every one of these tags."""
         if order not in LIST_ORDERS:
             raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}, not {order!r}")
         limit = validation.positive_int(limit, "limit")
@@ -218,6 +223,7 @@ class AgentMemory:
             since=since,
             until=until,
             offset=offset,
+            tags=tags,
         )
         return [fact_view(fact) for fact in facts]
 
@@ -273,16 +279,25 @@ class AgentMemory:
         )
 
     # -- writes ------------------------------------------------------------------------------
-    def remember(self, slot: str, key: str, value: str, confidence: float = 0.8, ttl=None) -> dict:
+    def remember(
+        self,
+        slot: str,
+        key: str,
+        value: str,
+        confidence: float = 0.8,
+        ttl=None,
+        tags: Sequence[str] | None = None,
+    ) -> dict:
         """Upsert after the same injection and secret scan the flusher applies; ``ttl`` (a
-        duration: ``2h``, ``3d``, as ``slotmem remember --ttl``) makes the fact expire."""
+        duration: ``2h``, ``3d``, as ``slotmem remember --ttl``) makes the fact expire;
+        ``tags`` (a list) become its tags (None: it keeps those it has)."""
         self._writing("remember")
-        item = self._checked(slot, key, value, confidence, ttl)
+        item = self._checked(slot, key, value, confidence, ttl, tags)
         return self._done(self.store.upsert(**item, allow_protected=self.allow_protected))
 
     def remember_many(self, facts: Sequence[Mapping]) -> list[dict]:
-        """Up to MAX_BATCH facts (each ``{slot, key, value}``, optionally ``confidence`` and
-        ``ttl``), all or nothing: each is checked as ``remember`` checks one (scope, scan,
+        """Up to MAX_BATCH facts (each ``{slot, key, value}``, optionally ``confidence``,
+        ``ttl`` and ``tags``), all or nothing: each is checked as ``remember`` checks one (scope, scan,
         protection), and one refused leaves the file as it was."""
         self._writing("remember")
         if isinstance(facts, (str, bytes, Mapping)) or not isinstance(facts, Sequence):
@@ -294,7 +309,7 @@ class AgentMemory:
             with _numbered(number):
                 if not isinstance(fact, Mapping):
                     raise InvalidInput("needs slot, key and value")
-                extra = set(fact) - {"slot", "key", "value", "confidence", "ttl"}
+                extra = set(fact) - {"slot", "key", "value", "confidence", "ttl", "tags"}
                 if extra:
                     raise InvalidInput(f"unknown field(s) {', '.join(sorted(extra))}")
                 if not {"slot", "key", "value"} <= set(fact):
@@ -306,6 +321,7 @@ class AgentMemory:
                         fact["value"],
                         fact.get("confidence", 0.8),
                         fact.get("ttl"),
+                        fact.get("tags"),
                     )
                 )
         results = []
@@ -315,7 +331,7 @@ class AgentMemory:
                     results.append(self.store.upsert(**item, allow_protected=self.allow_protected))
         return [self._done(result) for result in results]
 
-    def _checked(self, slot, key, value, confidence, ttl) -> dict:
+    def _checked(self, slot, key, value, confidence, ttl, tags=None) -> dict:
         """One fact's write, checked: in scope, past the scan, valid (the ttl: by upsert)."""
         slot = self.slot(slot)
         if isinstance(key, str) and isinstance(value, str):  # the scan reads them as sent
@@ -324,7 +340,8 @@ class AgentMemory:
                 raise InvalidInput(f"refused to store {slot}/{key}: {reason}")
         slot, key, value, confidence, _ = validation.fact(slot, key, value, confidence, None)
         item = {"slot": slot, "key": key, "value": value, "confidence": confidence}
-        return {**item, "source": self.source, "ttl": ttl}
+        checked = None if tags is None else validation.tags(tags)
+        return {**item, "source": self.source, "ttl": ttl, "tags": checked}
 
     @staticmethod
     def _done(result) -> dict:

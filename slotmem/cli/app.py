@@ -19,7 +19,7 @@ from ..storage import db
 MODULES = {
     "demo": "demo",
     "episodes": "episodes retrievals",
-    "facts": "forget get history list pin protect rate remember unpin unprotect",
+    "facts": "forget get history list pin protect rate remember tag unpin unprotect untag",
     "flush": "flush",
     "importers": "import-from",
     "lifecycle": "dedupe export import restore undo-flush",

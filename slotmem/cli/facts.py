@@ -1,5 +1,5 @@
 """Commands on single facts: remember, get, forget, list, history, rate, pin, unpin, protect,
-unprotect."""
+unprotect, tag, untag."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import sys
 import click
 
 from .. import validation
+from ..errors import InvalidInput
 from ..records import HISTORY_REASONS, with_iso_times
 from .app import cli, database_option, open_store
-from .grammar import fact_argument, limit_option, stored_key
+from .grammar import fact_argument, limit_option, stored_key, tag_option
 from .output import (
     done,
     echo_json,
@@ -39,9 +40,10 @@ FACT_COLUMNS = ["slot", "key", "value", "confidence", "access_count", "last_acce
     metavar="DURATION",
     help="Expire after this long (90m, 2h, 3d, 2w): then never returned, and pruned",
 )
+@tag_option("Tag the fact (repeatable): lower case, e.g. --tag work --tag q3")
 @json_option("what was written")
 @database_option
-def remember(slot, key, value, confidence, source, protect, ttl, as_json, database):
+def remember(slot, key, value, confidence, source, protect, ttl, tags, as_json, database):
     """Store VALUE under SLOT/KEY (use - to read VALUE from stdin).
 
     A fact you write here is protected: agents (MCP, llm tools, LangGraph) can read it but
@@ -51,6 +53,9 @@ def remember(slot, key, value, confidence, source, protect, ttl, as_json, databa
     \b
     slotmem remember user/timezone "Europe/Stockholm" -c 0.9
     slotmem remember user location "At the airport" --ttl 6h
+    slotmem remember user/employer "ACME" --tag work --tag marta
+
+    Without --tag the fact keeps the tags it has; with it, they become the tags given.
     """
     if value == "-":
         value = sys.stdin.read()
@@ -65,6 +70,7 @@ def remember(slot, key, value, confidence, source, protect, ttl, as_json, databa
         source=source,
         protect=source == "cli" if protect is None else protect,
         ttl=ttl,
+        tags=tags or None,
     )
     if as_json:
         echo_json(done(result.action, result.fact, previous=result.previous))
@@ -117,22 +123,26 @@ def forget(slot, key, as_json, database):
     show_default=True,
 )
 @click.option("--pinned", is_flag=True, help="Only pinned facts")
+@tag_option("Only facts with this tag (repeatable: every one of them)")
 @since_options("updated")
 @format_options
 @database_option
-def list_(slot, limit, order, pinned, since, until, fmt, database):
+def list_(slot, limit, order, pinned, tags, since, until, fmt, database):
     """List facts of SLOT (or all slots), most recently accessed first.
 
     \b
     slotmem list user --since 7d
     slotmem list --since 2026-10-01 --until 2026-10-31 --order updated
+    slotmem list --tag work
     """
     facts = open_store(database).list_facts(
-        slot, limit=limit, order=order, pinned=pinned, since=since, until=until
+        slot, limit=limit, order=order, pinned=pinned, since=since, until=until, tags=tags
     )
     columns = FACT_COLUMNS + ["pinned_at"] if pinned else FACT_COLUMNS
     if any(fact.expires_at for fact in facts):
         columns = columns + ["expires_at"]
+    if any(fact.tags for fact in facts):
+        columns = columns + ["tags"]
     emit(fact_rows(facts, fmt), fmt, None if fmt else columns)
 
 
@@ -226,3 +236,52 @@ _mark_command(
     "protect", "protected", "Protect SLOT/KEY: agents may read it, not overwrite or forget it."
 )
 _mark_command("unprotect", "unprotected", "Let agents overwrite and forget SLOT/KEY again.")
+
+
+class TagList(click.ParamType):
+    """TAG[,TAG...]: one word, tags split at commas (a tag never holds one)."""
+
+    name = "tags"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        try:
+            return validation.tags([part.strip() for part in str(value).split(",")])
+        except InvalidInput as e:
+            self.fail(str(e), param, ctx)
+
+
+def _tag_command(verb: str, doc: str) -> None:
+    """``slotmem tag|untag SLOT/KEY TAG[,TAG...]``."""
+
+    def command(slot, key, tags, as_json, database):
+        fact = getattr(open_store(database), verb)(slot, key, *tags)
+        if as_json:
+            echo_json(done(f"{verb}ged", fact))
+        else:
+            click.echo(f"{fact.slot}/{fact.key}: {', '.join(fact.tags) or '(no tags)'}")
+
+    command.__doc__ = doc
+    command = database_option(json_option("the fact with its tags")(command))
+    cli.command(name=verb)(fact_argument(("tags", TAGS, TagList()))(command))
+
+
+TAGS = "TAG[,TAG...]"
+_tag_command(
+    "tag",
+    """Add TAGs to SLOT/KEY: lower case letters, digits, '_', '.', ':', '-' (at most 32 a fact).
+
+    \b
+    slotmem tag user/employer work,marta
+    slotmem tag user employer work
+    """,
+)
+_tag_command(
+    "untag",
+    """Remove TAGs from SLOT/KEY (a tag it does not have is no error).
+
+    \b
+    slotmem untag user/employer marta
+    """,
+)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import click
 
 from .. import validation
+from ..errors import InvalidInput
 
 FACT_METAVAR = "SLOT/KEY"
 FACT_HELP = (
@@ -143,6 +144,18 @@ def stored_key(store, slot: str, key: str) -> str:
         if validation.key_form(entry.key) == form:
             return entry.key
     return key
+
+
+def _tags(ctx, param, values):
+    try:
+        return validation.tags(values, "--tag")
+    except InvalidInput as e:
+        raise click.BadParameter(str(e), ctx, param) from None
+
+
+def tag_option(what: str):
+    """``--tag T`` (repeatable), checked as the Store checks tags (validation.tags)."""
+    return click.option("--tag", "tags", multiple=True, metavar="TAG", callback=_tags, help=what)
 
 
 class Limit(click.ParamType):

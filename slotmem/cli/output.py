@@ -187,12 +187,21 @@ def when(ms: int | None) -> str:
 
 def fact_rows(facts, fmt) -> list[dict]:
     """Facts (or history entries) as dicts; a table shows their times as local dates."""
-    rows = [fact.to_dict() for fact in facts]
+    rows = flat_tags([fact.to_dict() for fact in facts], fmt)
     if fmt in (None, "table"):
         for row in rows:
             for name in TIME_FIELDS:
                 if name in row:
                     row[name] = when(row[name])
+    return rows
+
+
+def flat_tags(rows: list[dict], fmt) -> list[dict]:
+    """A table or CSV shows a row's tags as one comma-separated cell (JSON keeps the list)."""
+    if fmt in (None, "table", "csv"):
+        for row in rows:
+            if isinstance(row.get("tags"), list):
+                row["tags"] = ",".join(row["tags"])
     return rows
 
 

@@ -10,8 +10,17 @@ from ..search.fusion import EXPLAIN_COLUMNS as HYBRID_COLUMNS
 from ..search.lexical import EXPLAIN_COLUMNS
 from .app import cli, database_option, open_store
 from .episodes import episode_options
-from .grammar import every, limit_option
-from .output import echo_json, emit, format_options, note, since_options, table, width_option
+from .grammar import every, limit_option, tag_option
+from .output import (
+    echo_json,
+    emit,
+    flat_tags,
+    format_options,
+    note,
+    since_options,
+    table,
+    width_option,
+)
 
 
 @cli.command()
@@ -33,12 +42,14 @@ from .output import echo_json, emit, format_options, note, since_options, table,
 @click.option("--explain", is_flag=True, help="Show the parts of each hit's score")
 @click.option("--no-track", is_flag=True, help="Do not count this search as an access")
 @click.option("--lexical", is_flag=True, help="Full-text leg only, even when semantic is on")
+@tag_option("Only facts with this tag (repeatable: every one of them)")
 @since_options("updated")
 @format_options
 @database_option
 def search(
     text,
     slots,
+    tags,
     limit,
     min_score,
     min_relevance,
@@ -55,6 +66,7 @@ def search(
     \b
     slotmem search "what timezone am I in?" --slot user --explain
     slotmem search "deadline" --since 30d
+    slotmem search "where does marta work" --tag marta
     """
     store = open_store(database)
     hits = store.query_facts(
@@ -68,13 +80,15 @@ def search(
         semantic=not lexical,
         since=since,
         until=until,
+        tags=tags,
     )
-    rows = [hit.to_dict() for hit in hits]
+    rows = flat_tags([hit.to_dict() for hit in hits], fmt)
     columns = None
     if fmt in (None, "table"):
         for row in rows:
             row.update(row.pop("explanation", None) or {})
         columns = ["score", "relevance", "slot", "key", "value"]
+        columns += ["tags"] if any(hit.fact.tags for hit in hits) else []
         if explain:
             hybrid = any("fused" in row for row in rows)
             columns += HYBRID_COLUMNS if hybrid else EXPLAIN_COLUMNS

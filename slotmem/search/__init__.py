@@ -74,6 +74,7 @@ def _lexical(
         explain=query.explain,
         since=query.since,
         until=query.until,
+        tags=query.tags,
     )
     keys = relevance.key_matches(
         relevance.stems(query.terms),

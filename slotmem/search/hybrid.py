@@ -56,6 +56,7 @@ def search(
             tf=False,
             since=query.since,
             until=query.until,
+            tags=query.tags,
         )
     total = relevance.query_mass(plan, query.terms, ranking)
     coverage = {row["seq"]: relevance.coverage(row["mass"], total) for row in rows}
@@ -142,7 +143,7 @@ def _fetch(conn, ranking: Ranking, now: int, seqs: list[int], query: Query) -> d
     feedback, recency = ranking.factors()
     marks = ", ".join(f":s{i}" for i in range(len(seqs)))
     params = {f"s{i}": seq for i, seq in enumerate(seqs)} | {"now": now}
-    tests = lexical.fact_tests(params, query.since, query.until)  # one table: no alias
+    tests = lexical.fact_tests(params, query.since, query.until, query.tags)  # no alias
     sql = (
         f"SELECT f.*, {feedback} AS feedback, {recency} AS recency FROM memory_facts f "
         f"WHERE f.seq IN ({marks}) AND {' AND '.join(tests)}"

@@ -26,6 +26,7 @@ class Query:
     semantic: bool = True
     since: int | None = None  # only facts updated at or after (epoch milliseconds)
     until: int | None = None  # only facts updated before
+    tags: tuple[str, ...] = ()  # only facts that have every one of these tags
 
     @classmethod
     def parse(cls, text, **options) -> Query:

@@ -12,6 +12,7 @@ import dataclasses
 import secrets
 from collections.abc import Callable
 
+from .. import validation
 from ..errors import InvalidInput
 from ..records import Change, ChangeReport, Fact, HistoryEntry
 from . import rows
@@ -146,9 +147,18 @@ def undo_flush(
 
 def merge(conn, keep: Fact, drop: Fact, *, now: int, forget: Forget) -> Fact:
     """Fold ``drop`` into ``keep`` (same slot): ``keep``'s value stays; it gains ``drop``'s
-    accesses, pin and protection, and ``drop``'s history (its last value included, reason ``merge``) is
+    accesses, pin, protection and tags (up to MAX_TAGS in all), and ``drop``'s history (its last value included, reason ``merge``) is
     copied under ``keep``'s key. ``drop``'s own history stays under its key."""
     drop_seq, keep_seq = _seq(conn, drop), _seq(conn, keep)
+    conn.execute(  # keep gains drop's tags, as many as fit beside its own (MAX_TAGS)
+        """INSERT OR IGNORE INTO memory_fact_tags (fact_seq, tag)
+           SELECT :keep, tag FROM memory_fact_tags
+           WHERE fact_seq = :drop AND tag NOT IN (
+               SELECT tag FROM memory_fact_tags WHERE fact_seq = :keep)
+           ORDER BY tag
+           LIMIT max(0, :most - (SELECT count(*) FROM memory_fact_tags WHERE fact_seq = :keep))""",
+        {"keep": keep_seq, "drop": drop_seq, "most": validation.MAX_TAGS},
+    )
     rows.remove(conn, [drop_seq], "merge", now, f"dedupe:{keep.slot}/{keep.key}", forget)
     fields = [name for name in rows.HISTORY_FIELDS if name not in ("slot", "key")]
     conn.execute(

@@ -41,6 +41,7 @@ from .. import validation
 from ..errors import InvalidInput
 from ..records import FACT_COLUMNS, Change, ChangeReport, Fact, HistoryEntry, SlotPolicy
 from . import retention, rows, transfer_episodes
+from . import tags as fact_tags
 from .db import translate_os
 
 FORMAT = 2  # 2: the end marker
@@ -92,8 +93,14 @@ def export_key(conn) -> bytes | None:
 
 def _records(conn, slot: str | None) -> Iterator[dict]:
     where, params = ("WHERE slot = ?", (slot,)) if slot else ("", ())
-    for row in conn.execute(f"SELECT * FROM memory_facts {where} ORDER BY seq", params):
-        yield {"type": "fact", **{name: row[name] for name in FACT_COLUMNS}}
+    facts = f"""SELECT *, (SELECT group_concat(tag, ' ') FROM memory_fact_tags t
+                           WHERE t.fact_seq = memory_facts.seq) AS tag_list
+                FROM memory_facts {where} ORDER BY seq"""
+    for row in conn.execute(facts, params):
+        record = {"type": "fact", **{name: row[name] for name in FACT_COLUMNS}}
+        if row["tag_list"]:  # only then: an untagged fact's record is as before tags
+            record["tags"] = sorted(row["tag_list"].split(" "))
+        yield record
     names = ", ".join(rows.HISTORY_FIELDS)
     for row in conn.execute(
         f"SELECT {names} FROM memory_fact_history {where} ORDER BY hid", params
@@ -160,6 +167,8 @@ def _details(fact: dict) -> str:
         parts.append("pinned")
     if fact.get("protected_at"):
         parts.append("protected")
+    if fact.get("tags"):
+        parts.append("tags " + ", ".join(fact["tags"]))
     if fact.get("expires_at"):
         parts.append(f"expires {_time(fact['expires_at'])}")
     return " · ".join(parts)
@@ -379,7 +388,7 @@ def _header(record: dict, number: int) -> tuple[str | None, int]:
 
 
 def _fact(record: dict, now: int) -> Fact:
-    transfer_episodes.check_fields(record, FACT_COLUMNS, ("slot", "key", "value"))
+    transfer_episodes.check_fields(record, (*FACT_COLUMNS, "tags"), ("slot", "key", "value"))
     slot, key, value, confidence, source = validation.fact(
         record["slot"],
         record["key"],
@@ -403,6 +412,7 @@ def _fact(record: dict, now: int) -> Fact:
         pinned_at=_optional_ms(record, "pinned_at"),
         protected_at=_optional_ms(record, "protected_at"),
         expires_at=_optional_ms(record, "expires_at"),
+        tags=tuple(sorted(validation.tags(record.get("tags", ())))),
     )
 
 
@@ -554,8 +564,11 @@ def _import_fact(
             fact = dataclasses.replace(fact, id=ids[fact.id])
         if not dry_run:
             rows.insert(conn, fact)
+            if fact.tags:
+                seq = conn.execute("SELECT seq FROM memory_facts WHERE id = ?", (fact.id,))
+                fact_tags.replace(conn, seq.fetchone()[0], fact.tags)
         return Change("added", fact.slot, fact.key, fact.value), fact
-    old = Fact.from_row(row)
+    old = dataclasses.replace(Fact.from_row(row), tags=fact_tags.of_seq(conn, row["seq"]))
     ids[fact.id] = old.id
     fact = dataclasses.replace(fact, id=old.id)
     if _content(fact) == _content(old):  # what it says is the same: this file's times stay
@@ -572,6 +585,7 @@ def _import_fact(
     if not dry_run:
         rows.archive(conn, row["seq"], "import", now, "import")
         rows.overwrite(conn, row["seq"], fact)
+        fact_tags.replace(conn, row["seq"], fact.tags)
     written = fact if fact.value != old.value else None
     return Change("updated", fact.slot, fact.key, fact.value, old.value), written
 

@@ -12,6 +12,7 @@ from ..errors import InvalidInput
 from ..records import HISTORY_REASONS, Fact, HistoryEntry, Hit
 from ..search import Query
 from ..storage import db, migrate, rows, wal
+from ..storage import tags as fact_tags
 from .core import Core, _translated
 
 LIST_ORDERS = {
@@ -29,9 +30,11 @@ class Reads(Core):
 
     @_translated
     def get(self, slot: str, key: str) -> Fact | None:
-        """The fact slot/key, or None (none, or expired)."""
+        """The fact slot/key with its tags, or None (none, or expired)."""
         row = self._row(validation.slot(slot), validation.key(key), self.clock())
-        return None if row is None else Fact.from_row(row)
+        if row is None:
+            return None
+        return dataclasses.replace(Fact.from_row(row), tags=fact_tags.of_seq(self.conn, row["seq"]))
 
     @_translated
     def list_facts(
@@ -45,12 +48,14 @@ class Reads(Core):
         until=None,
         source: str | None = None,
         offset: int = 0,
+        tags: Iterable[str] | None = None,
     ) -> list[Fact]:
         """Facts of one slot, of several (a list) or of all, most recently accessed first by
         default; ``pinned``: only the pinned ones; ``since``/``until``: only those last updated
         in that window (``validation.window``); ``source``: only those whose source contains
-        that text (ASCII letters in any case); ``offset``: skip that many first. Expired facts are never
-        listed."""
+        that text (ASCII letters in any case); ``tags``: only those that have every one of these
+        tags; ``offset``: skip that many first. Expired facts are never listed. Each fact
+        carries its tags."""
         if order not in LIST_ORDERS:
             raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}, not {order!r}")
         now = self.clock()
@@ -70,6 +75,8 @@ class Reads(Core):
         if source:
             tests.append("instr(lower(source), lower(?)) > 0")
             params.append(validation.text(source, "source", validation.MAX_SOURCE_CHARS))
+        if tags:
+            tests.extend(fact_tags.filter_sql(validation.tags(tags), params))
         offset = validation.count(offset, "offset")
         sql = (
             f"SELECT * FROM memory_facts WHERE {' AND '.join(tests)} ORDER BY {LIST_ORDERS[order]}"
@@ -77,7 +84,8 @@ class Reads(Core):
         if limit is not None or offset:
             sql += " LIMIT ? OFFSET ?"
             params.extend([-1 if limit is None else validation.count(limit, "limit"), offset])
-        return [Fact.from_row(row) for row in self.conn.execute(sql, params)]
+        facts = [Fact.from_row(row) for row in self.conn.execute(sql, params)]
+        return fact_tags.attach(self.conn, facts)
 
     @_translated
     def history(
@@ -127,6 +135,7 @@ class Reads(Core):
         semantic: bool = True,
         since=None,
         until=None,
+        tags: Iterable[str] | None = None,
     ) -> list[Hit]:
         """Facts matching ``text``, best first. Never raises on any text; bumps access stats.
 
@@ -134,7 +143,9 @@ class Reads(Core):
         [0, 1], the same scale for lexical and hybrid search). When the file has semantic search
         on (``slotmem reindex``) and this process can load sqlite-vec, the lexical and semantic
         legs are fused (``semantic=False``: lexical only). ``since``/``until`` keep the facts
-        last updated in that window. Expired facts are never returned.
+        last updated in that window; ``tags`` only those that have every one of these tags
+        (read from the tags' index). Expired facts are never returned. Each hit's fact carries
+        its tags.
         """
         slots = self.slot_names(slots)
         start, stop = validation.window(since, until, self.clock())
@@ -148,6 +159,7 @@ class Reads(Core):
             semantic=semantic,
             since=start,
             until=stop,
+            tags=validation.tags(tags) if tags else (),
         )
         with self._accesses.window(track_access) as record:
             hits = search.run(
@@ -158,6 +170,7 @@ class Reads(Core):
                 freqs=self._doc_freqs,
                 vectors=self.semantic.leg() if semantic else None,
             )
+            hits = self._tagged(hits)
             if not track_access or not hits:
                 return hits
             now = self.clock()
@@ -174,6 +187,11 @@ class Reads(Core):
             )
             for hit in hits
         ]
+
+    def _tagged(self, hits: list[Hit]) -> list[Hit]:
+        """``hits`` whose facts carry their tags (one query)."""
+        facts = fact_tags.attach(self.conn, [hit.fact for hit in hits])
+        return [dataclasses.replace(hit, fact=fact) for hit, fact in zip(hits, facts)]
 
     @contextlib.contextmanager
     def tracking(self, enabled: bool = True):

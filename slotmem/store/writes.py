@@ -10,6 +10,7 @@ from .. import validation
 from ..errors import InvalidInput, ProtectedFact
 from ..records import Fact, UpsertResult
 from ..storage import rows
+from ..storage import tags as fact_tags
 from .core import Core, _expired, _translated
 
 
@@ -29,6 +30,7 @@ class Writes(Core):
         expires_at=None,
         protect: bool = False,
         allow_protected: bool = True,
+        tags: Iterable[str] | None = None,
     ) -> UpsertResult:
         """Create or update the fact (slot, key). An overwritten value goes to history.
 
@@ -39,15 +41,20 @@ class Writes(Core):
         ``ttl`` (seconds, a ``timedelta`` or text such as ``"2h"``, ``"3d"``) or ``expires_at``
         (a moment: see ``validation.moment``) makes the fact expire: from then on it is never
         returned, and ``prune`` moves it into history (reason ``expired``). A write without
-        either makes the fact permanent again."""
+        either makes the fact permanent again.
+
+        ``tags``: None keeps the fact's tags (a new fact has none); a list replaces them
+        (``[]`` removes them all). See ``validation.tags`` for what a tag may be."""
         now = self.clock()
         item = (
             *validation.fact(slot, key, value, confidence, source),
             _expiry(ttl, expires_at, now),
         )
+        wanted = None if tags is None else validation.tags(tags)
         vectors = self.semantic.prepare([item[1:3]])  # before the write lock: models can be slow
         with self.transaction():
             result = self._write(item, now, protect=protect, guard=not allow_protected)
+            result = self._retag(result, wanted, guard=not allow_protected)
             self.semantic.write(vectors, _changed([result]))
         return result
 
@@ -60,7 +67,8 @@ class Writes(Core):
         skip_protected: bool = False,
     ) -> list[UpsertResult]:
         """Upsert many facts in one transaction; one invalid item rejects the whole batch.
-        Each item: slot, key, value, and optionally confidence, source, ttl, expires_at.
+        Each item: slot, key, value, and optionally confidence, source, ttl, expires_at, tags
+        (as ``upsert``'s).
 
         ``allow_protected=False`` (what agents pass): an item that would change a protected
         fact (its value, confidence or expiry, in any spelling of its key) rejects the batch
@@ -69,9 +77,18 @@ class Writes(Core):
         now = self.clock()
         guard = PROTECTED if skip_protected else (not allow_protected)
         checked = []
+        wanted: list[tuple[str, ...] | None] = []
         for number, item in enumerate(items):
             try:
-                extra = set(item) - {"slot", "key", "value", "confidence", "source", *EXPIRY}
+                extra = set(item) - {
+                    "slot",
+                    "key",
+                    "value",
+                    "confidence",
+                    "source",
+                    "tags",
+                    *EXPIRY,
+                }
                 if extra:
                     raise InvalidInput(f"unknown field(s) {sorted(extra)}")
                 checked.append(
@@ -86,6 +103,8 @@ class Writes(Core):
                         _expiry(item.get("ttl"), item.get("expires_at"), now),
                     )
                 )
+                given = item.get("tags")
+                wanted.append(None if given is None else validation.tags(given))
             except (KeyError, TypeError) as e:
                 raise InvalidInput(f"item {number}: needs slot, key and value ({e!r})") from None
             except InvalidInput as e:
@@ -93,8 +112,39 @@ class Writes(Core):
         vectors = self.semantic.prepare([item[1:3] for item in checked])
         with self.transaction():
             results = self._write_all(checked, now, guard=guard)
+            if any(tags is not None for tags in wanted):
+                results = [
+                    self._retag(result, tags, guard=guard) for result, tags in zip(results, wanted)
+                ]
             self.semantic.write(vectors, _changed(results))
         return results
+
+    def _retag(self, result: UpsertResult, tags: tuple[str, ...] | None, *, guard=False):
+        """Inside the write's transaction: the written fact's tags become ``tags`` (None: they
+        stay); the result's facts carry their tags. A protected fact's tags are the person's:
+        with ``guard`` a change of them is refused (ProtectedFact) or left out (PROTECTED)."""
+        seq = self._seq(result.fact.slot, result.fact.key)
+        before = fact_tags.of_seq(self.conn, seq)
+        if result.action == PROTECTED or tags is None or set(tags) == set(before):
+            tags = before
+        elif guard and result.fact.protected and result.action == "unchanged":
+            if guard == PROTECTED:
+                tags = before
+            else:
+                raise _protected(result.fact.slot, result.fact.key, "retag")
+        else:
+            fact_tags.replace(self.conn, seq, tags)
+        previous = result.previous
+        if previous is not None:
+            previous = dataclasses.replace(previous, tags=before)
+        fact = dataclasses.replace(result.fact, tags=tuple(sorted(tags)))
+        return UpsertResult(result.action, fact, previous)
+
+    def _seq(self, slot: str, key: str) -> int:
+        row = self.conn.execute(
+            "SELECT seq FROM memory_facts WHERE slot = ? AND key = ?", (slot, key)
+        ).fetchone()
+        return row[0]
 
     def _write_all(self, items: list[tuple], now: int, *, guard=False) -> list[UpsertResult]:
         """New keys go in with one executemany; keys that exist or repeat, in any spelling
@@ -271,6 +321,36 @@ class Writes(Core):
         """Undo ``protect``: agents may overwrite and forget the fact again."""
         return self._mark(slot, key, "protected_at", False, "unprotect")
 
+    @_translated
+    def tag(self, slot: str, key: str, *tags: str, allow_protected: bool = True) -> Fact:
+        """Add ``tags`` to the fact slot/key (those it has stay; at most
+        ``validation.MAX_TAGS`` in all). ``allow_protected=False`` refuses a protected fact."""
+        return self._change_tags(slot, key, tags, True, allow_protected)
+
+    @_translated
+    def untag(self, slot: str, key: str, *tags: str, allow_protected: bool = True) -> Fact:
+        """Remove ``tags`` from the fact slot/key (a tag it does not have is no error)."""
+        return self._change_tags(slot, key, tags, False, allow_protected)
+
+    def _change_tags(
+        self, slot: str, key: str, tags: tuple, on: bool, allow_protected: bool
+    ) -> Fact:
+        slot, key = validation.slot(slot), validation.key(key)
+        checked = validation.tags(tags)
+        if not checked:
+            raise InvalidInput("give at least one tag")
+        verb = "tag" if on else "untag"
+        with self.transaction():
+            now = self.clock()
+            row = self._row(slot, key, now)
+            if row is None:
+                raise InvalidInput(f"no fact {slot}/{key} to {verb}")
+            if not allow_protected and row["protected_at"] is not None:
+                raise _protected(slot, row["key"], verb)
+            (fact_tags.add if on else fact_tags.remove)(self.conn, row["seq"], checked)
+            tags_now = fact_tags.of_seq(self.conn, row["seq"])
+        return dataclasses.replace(Fact.from_row(row), tags=tags_now)
+
     def _mark(self, slot: str, key: str, column: str, on: bool, verb: str) -> Fact:
         """Set (to now) or clear a fact's ``pinned_at`` or ``protected_at``; a fact already so
         is left as it is."""
@@ -286,7 +366,8 @@ class Writes(Core):
                     (now if on else None, row["seq"]),
                 )
                 row = self._row(slot, key)
-        return Fact.from_row(row)
+            tags_now = fact_tags.of_seq(self.conn, row["seq"])
+        return dataclasses.replace(Fact.from_row(row), tags=tags_now)
 
 
 PROTECTED = "protected"  # an upsert's action for a protected fact it left as it was
