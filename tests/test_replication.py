@@ -30,9 +30,10 @@ from slotmem.storage import db, litestream, replication, wal
 FAST = ["--sync-interval", "200ms"]  # replication tests wait on it: keep it short
 QUERIES = ["deploy friday", "coffee or tea", "timezone", "fact 7", "東京 会議", "🚀 launch"]
 # How long a test waits for a follower before failing: a liveness bound, loose enough for a loaded
-# machine (30 s failed twice under a load average of 9, with seven test suites sharing two cores).
-# The 10 s lag target is measured in benchmarks/replication.py, not here.
-WAIT_S = 120
+# machine (30 s failed twice under a load average of 9, with seven test suites sharing two cores;
+# 120 s failed three times on 2026-11-26 with a test suite and a helper's work sharing them, one
+# batch taking 58 s to reach the follower). The lag target is in benchmarks/replication.py.
+WAIT_S = 300
 
 
 def binary_or_skip() -> str:
