@@ -1,0 +1,205 @@
+"""Links between facts (migrations/0018_links.py): typed and directed, read in both directions,
+dropped with either fact and kept in memory_link_history, refused to agents on protected facts,
+the ground of ``about``; carried by export and import, the CLI and MCP."""
+
+import json
+
+import pytest
+
+from slotmem import Store
+from slotmem.errors import InvalidInput, ProtectedFact
+
+
+def link_rows(store):
+    return store.conn.execute("SELECT * FROM memory_fact_links ORDER BY 1, 2, 3").fetchall()
+
+
+def people(store):
+    store.upsert("person", "marta", "Marta is the team's designer")
+    store.upsert("place", "porto", "Porto, a city in the north of Portugal")
+    store.upsert("org", "acme", "ACME makes anvils")
+
+
+def test_link_reads_in_both_directions(store):
+    people(store)
+    made = store.link("person", "marta", "lives_in", "place", "porto", source="cli")
+    assert (made.from_fact.key, made.rel, made.to_fact.key, made.source) == (
+        "marta",
+        "lives_in",
+        "porto",
+        "cli",
+    )
+    store.link("person", "marta", "works_at", "org", "acme")
+    again = store.link("person", "marta", "lives_in", "place", "porto")  # no error, kept as made
+    assert again.source == "cli" and len(link_rows(store)) == 2
+    out = store.links("person", "marta")
+    assert [(link.rel, link.to_fact.key) for link in out] == [
+        ("lives_in", "porto"),
+        ("works_at", "acme"),
+    ]
+    [incoming] = store.links("place", "porto")
+    assert incoming.from_fact.key == "marta" and incoming.from_fact.value.startswith("Marta")
+    assert store.links("person", "nobody") == []
+    assert incoming.to_dict()["from"] == {
+        "slot": "person",
+        "key": "marta",
+        "value": "Marta is the team's designer",
+    }
+
+
+def test_an_update_keeps_links_and_unlink_writes_history(store, clock):
+    people(store)
+    store.link("person", "marta", "lives_in", "place", "porto")
+    store.upsert("place", "porto", "Porto, on the Douro")  # same row: the link stays
+    assert [link.to_fact.value for link in store.links("person", "marta")] == [
+        "Porto, on the Douro"
+    ]
+    assert store.unlink("person", "marta", "lives_in", "place", "porto", source="me")
+    assert not store.unlink("person", "marta", "lives_in", "place", "porto")
+    assert link_rows(store) == []
+    [gone] = store.link_history("place", "porto")
+    assert (gone.from_key, gone.rel, gone.to_key, gone.reason, gone.removed_by) == (
+        "marta",
+        "lives_in",
+        "porto",
+        "unlink",
+        "me",
+    )
+    assert gone.removed_at == clock()
+
+
+def test_deleting_or_expiring_a_fact_removes_its_links_and_keeps_their_history(store, clock):
+    people(store)
+    store.upsert("note", "brief", "Marta visits Porto", ttl="1h")
+    store.link("person", "marta", "lives_in", "place", "porto")
+    store.link("person", "marta", "works_at", "org", "acme")
+    store.link("note", "brief", "about", "person", "marta")
+    assert store.delete("place", "porto")
+    assert [link.rel for link in store.links("person", "marta")] == ["works_at", "about"]
+    clock.advance(days=1)
+    assert [link.rel for link in store.links("person", "marta")] == ["works_at"]  # expired end
+    store.prune()
+    assert [(r[1]) for r in link_rows(store)] == ["works_at"]
+    history = store.link_history()
+    assert [(h.from_key, h.rel, h.to_key, h.reason) for h in history] == [
+        ("marta", "lives_in", "porto", "deleted"),
+        ("brief", "about", "marta", "deleted"),
+    ]
+    store.restore("place", "porto")  # a restored fact comes back unlinked: history keeps it
+    assert store.links("place", "porto") == []
+
+
+@pytest.mark.parametrize("bad", ["Lives_In", "", "-x", "has space", "x" * 65, "é", "a/b", 7, None])
+def test_a_bad_rel_is_refused_in_one_line_and_changes_nothing(store, bad):
+    people(store)
+    store.link("person", "marta", "lives_in", "place", "porto")
+    before = link_rows(store)
+    for call in (
+        lambda: store.link("person", "marta", bad, "org", "acme"),
+        lambda: store.unlink("person", "marta", bad, "place", "porto"),
+    ):
+        with pytest.raises(InvalidInput) as caught:
+            call()
+        assert "\n" not in str(caught.value) and "invalid link type" in str(caught.value)
+    assert link_rows(store) == before and store.link_history() == []
+
+
+def test_a_link_needs_two_live_facts(store, clock):
+    people(store)
+    store.upsert("note", "brief", "Short", ttl="1h")
+    clock.advance(days=1)
+    for args, missing in (
+        (("person", "marta", "knows", "person", "nobody"), "person/nobody"),
+        (("person", "ghost", "knows", "person", "marta"), "person/ghost"),
+        (("note", "brief", "about", "person", "marta"), "note/brief"),
+    ):
+        with pytest.raises(InvalidInput, match=f"no fact {missing} to link"):
+            store.link(*args)
+    with pytest.raises(InvalidInput, match="no fact person/ghost to unlink"):
+        store.unlink("person", "ghost", "knows", "person", "marta")
+    assert link_rows(store) == []
+
+
+def test_an_agent_cannot_link_from_or_unlink_a_protected_fact(store):
+    people(store)
+    store.upsert("user", "name", "Marta", protect=True)
+    store.link("user", "name", "is", "person", "marta")  # a person's link
+    with pytest.raises(ProtectedFact, match="cannot link from"):
+        store.link("user", "name", "knows", "org", "acme", allow_protected=False)
+    for args in (("user", "name", "is", "person", "marta"),):
+        with pytest.raises(ProtectedFact, match="cannot unlink"):
+            store.unlink(*args, allow_protected=False)
+    # linking to a protected fact does not change it
+    store.link("org", "acme", "employs", "user", "name", allow_protected=False)
+    with pytest.raises(ProtectedFact, match="cannot unlink"):
+        store.unlink("org", "acme", "employs", "user", "name", allow_protected=False)
+    assert sorted(r[1] for r in link_rows(store)) == ["employs", "is"]
+
+
+def test_about_finds_the_facts_that_name_it_and_their_links_one_hop(store):
+    people(store)
+    store.upsert("place", "lisbon", "Lisbon, the capital")
+    store.upsert("note", "trip", "Trip to Lisbon in May")
+    store.link("person", "marta", "lives_in", "place", "porto")
+    store.link("org", "acme", "employs", "person", "marta")
+    store.link("place", "porto", "near", "place", "lisbon")  # two hops from Marta: not shown
+    about = store.about("Marta")
+    assert [f.key for f in about.facts] == ["marta"]
+    assert [(link.from_fact.key, link.rel, link.to_fact.key) for link in about.links] == [
+        ("marta", "lives_in", "porto"),
+        ("acme", "employs", "marta"),
+    ]
+    assert [f.key for f in about.linked] == ["porto", "acme"]
+    assert store.about("nobody-here").facts == () and store.about("nobody-here").links == ()
+    with pytest.raises(InvalidInput, match="name"):
+        store.about("")
+
+
+def test_export_and_import_carry_links(store, tmp_path, clock):
+    people(store)
+    store.link("person", "marta", "lives_in", "place", "porto", source="cli")
+    store.link("person", "marta", "works_at", "org", "acme")
+    records = store.export()
+    links = [r for r in records if r.get("type") == "link"]
+    assert links[0] == {
+        "type": "link",
+        "from_slot": "person",
+        "from_key": "marta",
+        "rel": "lives_in",
+        "to_slot": "place",
+        "to_key": "porto",
+        "created_at": links[0]["created_at"],
+        "source": "cli",
+    }
+    assert records[-1]["records"] == len(records) - 2  # each link counted in the end marker
+    other = Store(tmp_path / "other.db", create=True, clock=clock)
+    other.import_records([json.dumps(r) for r in records])
+    assert [(l.rel, l.to_fact.key, l.source) for l in other.links("person", "marta")] == [
+        ("lives_in", "porto", "cli"),
+        ("works_at", "acme", None),
+    ]
+    again = other.import_records([json.dumps(r) for r in records], partial=True)
+    assert again.records["links"] == 0 and len(other.links("person", "marta")) == 2
+    # an export of one slot holds the links within it
+    assert [r for r in store.export(slot="person") if r.get("type") == "link"] == []
+
+
+def test_an_export_without_links_imports_and_a_bad_link_record_is_refused(store):
+    fact = {"type": "fact", "slot": "person", "key": "marta", "value": "Marta"}
+    store.import_records([json.dumps(fact)], partial=True)
+    assert store.links("person", "marta") == []
+    link = {
+        "type": "link",
+        "from_slot": "person",
+        "from_key": "marta",
+        "rel": "Bad Rel",
+        "to_slot": "person",
+        "to_key": "marta",
+    }
+    with pytest.raises(InvalidInput, match="line 2.*invalid link type") as caught:
+        store.import_records([json.dumps(fact), json.dumps(link)], partial=True)
+    assert "\n" not in str(caught.value)
+    missing = {**link, "rel": "knows", "to_key": "nobody"}
+    with pytest.raises(InvalidInput, match="line 2.*no fact person/nobody"):
+        store.import_records([json.dumps(fact), json.dumps(missing)], partial=True)
+    assert link_rows(store) == []
