@@ -203,3 +203,57 @@ def test_an_export_without_links_imports_and_a_bad_link_record_is_refused(store)
     with pytest.raises(InvalidInput, match="line 2.*no fact person/nobody"):
         store.import_records([json.dumps(fact), json.dumps(missing)], partial=True)
     assert link_rows(store) == []
+
+
+def test_mcp_memory_relations_become_links_beside_the_facts(store):
+    from pathlib import Path
+
+    from slotmem.ingest.importers.mcp_memory import import_memory_json
+
+    data = (Path(__file__).parent / "data" / "mcp_memory.json").read_text()
+    data += (
+        '{"type": "relation", "from": "Project_Atlas", "to": "Stockholm", '
+        '"relationType": "Based In"}\n'
+        '{"type": "relation", "from": "default_user", "to": "Nobody", "relationType": "knows"}\n'
+        '{"type": "relation", "from": "default_user", "to": "Stockholm", "relationType": "!!"}\n'
+    )
+    dry = import_memory_json(store, data, "memory.json", dry_run=True)
+    assert dry.records["links"] == 6 and store.links("user", "default_user") == []
+    report = import_memory_json(store, data, "memory.json")
+    assert report.records["links"] == 6
+    assert store.get("user", "default_user.works_at").value == "Acme_Analytics"  # kept as before
+    out = {
+        (lk.rel, lk.to_fact.key)
+        for lk in store.links("user", "default_user")
+        if lk.from_fact.key == "default_user"
+    }
+    assert out == {
+        ("works_at", "Acme_Analytics"),
+        ("leads", "Project_Atlas"),
+        ("lives_in", "Stockholm.type"),  # an entity without observations: its type's fact
+        ("leads", "Project_Borealis"),
+    }
+    [based] = [lk for lk in store.links("user", "Project_Atlas") if lk.rel == "based_in"]
+    assert based.source == "mcp-memory:memory.json"
+    assert import_memory_json(store, data, "memory.json").records["links"] == 0
+    about = store.about("Acme_Analytics")
+    assert ("default_user", "works_at", "Acme_Analytics") in {
+        (lk.from_fact.key, lk.rel, lk.to_fact.key) for lk in about.links
+    }
+
+
+def test_mcp_memory_makes_no_link_from_a_protected_fact(store):
+    from slotmem.ingest.importers.mcp_memory import import_memory_json
+
+    store.upsert("user", "Maja", "Maja, the owner", protect=True)
+    data = (
+        '{"type": "entity", "name": "Maja", "entityType": "person", "observations": ["Owner"]}\n'
+        '{"type": "entity", "name": "Acme", "entityType": "org", "observations": ["A firm"]}\n'
+        '{"type": "relation", "from": "Maja", "to": "Acme", "relationType": "works_at"}\n'
+        '{"type": "relation", "from": "Acme", "to": "Maja", "relationType": "employs"}\n'
+    )
+    report = import_memory_json(store, data, "memory.json")
+    assert report.records["links"] == 1 and store.get("user", "Maja").value == "Maja, the owner"
+    assert [(lk.from_fact.key, lk.rel, lk.to_fact.key) for lk in store.links("user", "Acme")] == [
+        ("Acme", "employs", "Maja")
+    ]
