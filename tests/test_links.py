@@ -257,3 +257,51 @@ def test_mcp_memory_makes_no_link_from_a_protected_fact(store):
     assert [(lk.from_fact.key, lk.rel, lk.to_fact.key) for lk in store.links("user", "Acme")] == [
         ("Acme", "employs", "Maja")
     ]
+
+
+def run_cli(*args, path):
+    from click.testing import CliRunner
+
+    from slotmem.cli import cli
+
+    return CliRunner().invoke(cli, [*args, "-d", str(path)])
+
+
+def test_the_command_line_links_unlinks_lists_and_answers_about(db_path):
+    with Store(db_path, create=True) as store:
+        people(store)
+    made = run_cli("link", "person/marta", "lives_in", "place/porto", path=db_path)
+    assert made.exit_code == 0 and made.stdout == "linked: person/marta -lives_in-> place/porto\n"
+    made = run_cli("link", "person", "marta", "works_at", "org/acme", "--json", path=db_path)
+    assert json.loads(made.stdout)["link"]["to"]["key"] == "acme"
+    listed = json.loads(run_cli("links", "place", "porto", "--json", path=db_path).stdout)
+    assert [(lk["from"]["key"], lk["rel"], lk["source"]) for lk in listed] == [
+        ("marta", "lives_in", "cli")
+    ]
+    shown = run_cli("links", "person/marta", path=db_path).stdout.splitlines()
+    assert (
+        shown[0] == "person/marta -lives_in-> place/porto: Porto, a city in the north of Portugal"
+    )
+    about = run_cli("about", "Marta", path=db_path)
+    assert about.stdout.splitlines()[0] == "person/marta: Marta is the team's designer"
+    assert "  person/marta -works_at-> org/acme: ACME makes anvils" in about.stdout
+    data = json.loads(run_cli("about", "Marta", "--json", path=db_path).stdout)
+    assert {f["key"] for f in data["linked"]} == {"porto", "acme"}
+    gone = run_cli("unlink", "person/marta", "works_at", "org/acme", path=db_path)
+    assert gone.stdout == "unlinked: person/marta -works_at-> org/acme\n"
+    again = run_cli("unlink", "person/marta", "works_at", "org/acme", path=db_path)
+    assert again.exit_code == 0 and "no link" in again.stderr and again.stdout == ""
+    with Store(db_path) as store:
+        before = link_rows(store)
+    for args, code, text in (
+        (("link", "person/marta", "Lives In", "place/porto"), 2, "invalid link type"),
+        (("link", "person/marta", "knows", "porto"), 2, "SLOT/KEY in TO"),
+        (("link", "person/marta", "knows", "place/nowhere"), 1, "no fact place/nowhere"),
+        (("unlink", "person/marta", "x" * 65, "place/porto"), 2, "invalid link type"),
+    ):
+        result = run_cli(*args, path=db_path)
+        assert result.exit_code == code, (args, result.output)
+        error = [line for line in result.stderr.splitlines() if line.startswith("Error")]
+        assert len(error) == 1 and text in error[0], result.stderr
+    with Store(db_path) as store:
+        assert link_rows(store) == before
