@@ -305,3 +305,130 @@ def test_the_command_line_links_unlinks_lists_and_answers_about(db_path):
         assert len(error) == 1 and text in error[0], result.stderr
     with Store(db_path) as store:
         assert link_rows(store) == before
+
+
+def mcp_run(server, steps):
+    import asyncio
+
+    from mcp import Client
+
+    async def go():
+        async with Client(server) as client:
+            return await steps(client)
+
+    return asyncio.run(go())
+
+
+def test_mcp_link_and_links_through_the_sdk_client(db_path, clock):
+    from slotmem.agents.mcp_server import build_server
+
+    with Store(db_path, create=True, clock=clock) as store:
+        people(store)
+        store.upsert("user", "name", "Maja", protect=True)
+    server = build_server(Store(db_path, clock=clock))
+
+    async def steps(client):
+        made = await client.call_tool(
+            "link",
+            {
+                "from_slot": "person",
+                "from_key": "marta",
+                "rel": "lives_in",
+                "to_slot": "place",
+                "to_key": "porto",
+            },
+        )
+        seen = await client.call_tool("links", {"slot": "place", "key": "porto"})
+        bad = await client.call_tool(
+            "link",
+            {
+                "from_slot": "person",
+                "from_key": "marta",
+                "rel": "Lives In",
+                "to_slot": "org",
+                "to_key": "acme",
+            },
+        )
+        protected = await client.call_tool(
+            "link",
+            {
+                "from_slot": "user",
+                "from_key": "name",
+                "rel": "is",
+                "to_slot": "person",
+                "to_key": "marta",
+            },
+        )
+        removed = await client.call_tool(
+            "link",
+            {
+                "from_slot": "person",
+                "from_key": "marta",
+                "rel": "lives_in",
+                "to_slot": "place",
+                "to_key": "porto",
+                "remove": True,
+            },
+        )
+        return made, seen, bad, protected, removed
+
+    made, seen, bad, protected, removed = mcp_run(server, steps)
+    assert made.structured_content["action"] == "linked"
+    [link] = seen.structured_content["links"]
+    assert (link["direction"], link["rel"], link["fact"]["key"], link["source"]) == (
+        "in",
+        "lives_in",
+        "marta",
+        "mcp",
+    )
+    assert bad.is_error and protected.is_error and "protected" in str(protected.content)
+    assert removed.structured_content["action"] == "unlinked"
+    with Store(db_path) as store:
+        assert link_rows(store) == []
+        assert [(h.reason, h.removed_by) for h in store.link_history()] == [("unlink", "mcp")]
+
+
+def test_a_scoped_server_links_only_within_its_scope_and_shows_no_link_beyond(db_path):
+    from slotmem.agents.mcp_server import build_server
+
+    with Store(db_path, create=True) as store:
+        people(store)
+        store.upsert("person", "bob", "Bob, Marta's colleague")
+        store.link("person", "marta", "lives_in", "place", "porto")
+        store.link("person", "bob", "knows", "person", "marta")
+    server = build_server(Store(db_path), slots=["person"])
+
+    async def steps(client):
+        out = await client.call_tool(
+            "link",
+            {
+                "from_slot": "person",
+                "from_key": "marta",
+                "rel": "works_at",
+                "to_slot": "org",
+                "to_key": "acme",
+            },
+        )
+        seen = await client.call_tool("links", {"slot": "person", "key": "marta"})
+        beyond = await client.call_tool("links", {"slot": "place", "key": "porto"})
+        return out, seen, beyond
+
+    out, seen, beyond = mcp_run(server, steps)
+    assert out.is_error and "to_slot" in str(out.content)
+    assert [(lk["direction"], lk["fact"]["key"]) for lk in seen.structured_content["links"]] == [
+        ("in", "bob")
+    ]
+    assert beyond.is_error
+    with Store(db_path) as store:
+        assert len(link_rows(store)) == 2
+    from slotmem.agents.tools import AgentMemory
+    from slotmem.errors import NotPermitted
+
+    memory = AgentMemory(Store(db_path), slots=["person"])
+    with pytest.raises(NotPermitted, match="outside this agent's scope"):
+        memory.link("person", "marta", "works_at", "org", "acme")
+    with pytest.raises(NotPermitted, match="outside this agent's scope"):
+        memory.link("org", "acme", "employs", "person", "marta")
+    read_only = build_server(Store(db_path), read_only=True)
+    names = {t.name for t in mcp_run(read_only, lambda client: client.list_tools()).tools}
+    assert "links" in names and "link" not in names
