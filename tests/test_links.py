@@ -104,6 +104,18 @@ def test_a_bad_rel_is_refused_in_one_line_and_changes_nothing(store, bad):
     assert link_rows(store) == before and store.link_history() == []
 
 
+def test_a_bad_source_is_refused_and_changes_nothing(store):
+    people(store)
+    store.link("person", "marta", "lives_in", "place", "porto")
+    for call in (
+        lambda: store.link("person", "marta", "works_at", "org", "acme", source="a\nb"),
+        lambda: store.unlink("person", "marta", "lives_in", "place", "porto", source="x" * 501),
+    ):
+        with pytest.raises(InvalidInput, match="source"):
+            call()
+    assert len(link_rows(store)) == 1 and store.link_history() == []
+
+
 def test_a_link_needs_two_live_facts(store, clock):
     people(store)
     store.upsert("note", "brief", "Short", ttl="1h")

@@ -42,7 +42,7 @@ def parse(record: dict, now: int) -> tuple:
         validation.slot(record["to_slot"]),
         validation.key(record["to_key"]),
         created,
-        None if source is None else validation.text(source, "source", 200, single_line=True),
+        validation.source(source),
     )
 
 

@@ -37,7 +37,7 @@ class Links(Reads):
         source). ``allow_protected=False`` (what agents pass) refuses a link from a protected
         fact (ProtectedFact); one to a protected fact is allowed (it does not change it)."""
         ends, rel = self._ends(from_slot, from_key, rel, to_slot, to_key), validation.rel(rel)
-        source = None if source is None else validation.text(source, "source", 200)
+        source = validation.source(source)
         with self.transaction():
             now = self.clock()
             start, end = self._live_rows(ends, now, "link")
@@ -69,6 +69,7 @@ class Links(Reads):
         when there was none. ``allow_protected=False`` refuses when either fact is protected:
         a link that touches a person's fact is theirs to remove."""
         ends, rel = self._ends(from_slot, from_key, rel, to_slot, to_key), validation.rel(rel)
+        source = validation.source(source)
         with self.transaction():
             now = self.clock()
             start, end = self._live_rows(ends, now, "unlink")
