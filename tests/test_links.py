@@ -444,3 +444,28 @@ def test_a_scoped_server_links_only_within_its_scope_and_shows_no_link_beyond(db
     read_only = build_server(Store(db_path), read_only=True)
     names = {t.name for t in mcp_run(read_only, lambda client: client.list_tools()).tools}
     assert "links" in names and "link" not in names
+
+
+def test_reading_links_seeks_the_indexes_both_ways(store):
+    """links() reads outgoing links by the primary key (from_seq, ...) and incoming ones by
+    the index (to_seq, rel): neither scans memory_fact_links."""
+    people(store)
+    store.link("person", "marta", "lives_in", "place", "porto")
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    try:
+        assert len(store.links("place", "porto")) == 1
+    finally:
+        store.conn.set_trace_callback(None)
+    plans = [
+        [row[-1] for row in store.conn.execute("EXPLAIN QUERY PLAN " + sql)]
+        for sql in statements
+        if "FROM memory_fact_links l" in sql
+    ]
+    assert len(plans) == 2
+    outgoing, incoming = plans
+    assert any("SEARCH l USING PRIMARY KEY (from_seq=?)" in p for p in outgoing), outgoing
+    assert any("SEARCH l USING INDEX memory_fact_links_to (to_seq=?)" in p for p in incoming), (
+        incoming
+    )
+    assert not any(p.startswith("SCAN l") for p in outgoing + incoming)
