@@ -127,6 +127,84 @@ class HistoryEntry:
 
 
 @dataclass(frozen=True)
+class Link:
+    """A typed, directed link between two live facts: ``from_fact`` -``rel``-> ``to_fact``,
+    made at ``created_at`` by ``source`` (Store.link, migrations/0018_links.py)."""
+
+    from_fact: Fact
+    rel: str
+    to_fact: Fact
+    created_at: int
+    source: str | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "from": _end(self.from_fact),
+            "rel": self.rel,
+            "to": _end(self.to_fact),
+            "created_at": self.created_at,
+            "source": self.source,
+        }
+
+
+def _end(fact: Fact) -> dict:
+    return {"slot": fact.slot, "key": fact.key, "value": fact.value}
+
+
+LINK_REASONS = ("unlink", "deleted")  # why a link left: Store.unlink, or a fact of it left
+
+
+@dataclass(frozen=True)
+class LinkHistoryEntry:
+    """A link that is gone (``reason``: one of LINK_REASONS), its facts named by slot and key
+    (their rows may be gone too)."""
+
+    from_slot: str
+    from_key: str
+    rel: str
+    to_slot: str
+    to_key: str
+    created_at: int
+    source: str | None
+    removed_at: int
+    reason: str
+    removed_by: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class About:
+    """What a memory holds about ``name`` (Store.about): the facts whose key or value names it
+    (a lexical search, best first) and the links of those facts, one hop, each link's other
+    end a fact ``linked`` names unless it is one of ``facts``."""
+
+    name: str
+    facts: tuple[Fact, ...]
+    links: tuple[Link, ...]
+
+    @property
+    def linked(self) -> tuple[Fact, ...]:
+        seen = {fact.id for fact in self.facts}
+        found = []
+        for link in self.links:
+            for fact in (link.from_fact, link.to_fact):
+                if fact.id not in seen:
+                    seen.add(fact.id)
+                    found.append(fact)
+        return tuple(found)
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "facts": [fact.to_dict() for fact in self.facts],
+            "linked": [fact.to_dict() for fact in self.linked],
+            "links": [link.to_dict() for link in self.links],
+        }
+
+
+@dataclass(frozen=True)
 class SlotPolicy:
     slot: str
     cap: int

@@ -75,6 +75,16 @@ def tags(values, what: str = "tags") -> tuple[str, ...]:
     return checked
 
 
+def rel(value) -> str:
+    """A link's type (``lives_in``, ``works:at``): the syntax of a tag (``tag``)."""
+    if not isinstance(value, str) or not TAG_RE.fullmatch(value) or len(value) > MAX_TAG_CHARS:
+        raise InvalidInput(
+            f"invalid link type {value!r}: use lower case letters, digits, '_', '.', ':', '-', "
+            f"starting with a letter or digit (at most {MAX_TAG_CHARS} characters), e.g. 'lives_in'"
+        )
+    return value
+
+
 # Letters of other scripts (and Latin small capitals and phonetic letters) that look like Latin
 # ones, after case folding: Cyrillic, Greek, Armenian, then Latin (as slotmem.safety folds some).
 _LOOKALIKE_PAIRS = (

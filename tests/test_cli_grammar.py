@@ -19,7 +19,13 @@ from slotmem.storage import db
 ROOT = Path(__file__).resolve().parent.parent
 # A sample for each argument a fact command takes after the fact (by its metavar): a new one
 # fails test_every_fact_command_takes_both_forms until it has a sample here.
-SAMPLES = {"VALUE": "Lisbon", "RATING": "2", "TAG[,TAG...]": "work,home"}
+SAMPLES = {
+    "VALUE": "Lisbon",
+    "RATING": "2",
+    "TAG[,TAG...]": "work,home",
+    "REL": "same_as",
+    "TO": "user/home_city",
+}
 # The arguments a command with -n needs to run.
 NEEDS = {
     "search": ["paris"],
@@ -38,6 +44,8 @@ WRITES = [
     "unprotect",
     "tag",
     "untag",
+    "link",
+    "unlink",
     "restore",
     "policy",
     "prune",
@@ -75,7 +83,10 @@ FACT_COMMANDS = {
 
 
 def test_every_command_that_names_a_fact_uses_the_one_grammar():
-    named = "remember get forget rate history pin unpin protect unprotect restore tag untag"
+    named = (
+        "remember get forget rate history pin unpin protect unprotect restore tag untag link "
+        "unlink links"
+    )
     assert {" ".join(path) for path in FACT_COMMANDS} >= set(named.split(" "))
     for path, command in ALL.items():
         if path in FACT_COMMANDS:

@@ -438,7 +438,7 @@ def graph_of(store, slot="user"):
 def test_memory_json_round_trips(store):
     report = import_memory_json(store, MEMORY.read_bytes(), "memory.json")
     assert report.counts() == {"added": 13}
-    assert report.records == {"entities": 5, "relations": 5}
+    assert report.records == {"entities": 5, "relations": 5, "links": 5}
     expected_entities, expected_relations = {}, set()
     for line in MEMORY.read_text().splitlines():
         record = json.loads(line)

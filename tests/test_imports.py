@@ -92,4 +92,4 @@ def test_a_command_and_the_help_load_their_modules():
     assert lines[0] == "['slotmem.cli.app']"
     assert lines[2] == "['slotmem.cli.app', 'slotmem.cli.output', 'slotmem.cli.upkeep']"
     assert "  unprotect " in out.stdout  # the help lists every command
-    assert int(lines[-1]) == 14  # every module of slotmem.cli (demo_data: when the demo runs)
+    assert int(lines[-1]) == 15  # every module of slotmem.cli (demo_data: when the demo runs)

@@ -334,3 +334,42 @@ def test_keys_an_older_store_or_another_writer_left_as_they_were(lg):
     lg.store.upsert("user", "Editor", "vim")
     lg.delete(("user",), "Editor")
     assert lg.get(("user",), "Editor") is None and lg.store.stats()["facts"] == 2
+
+
+def test_put_tags_and_a_tags_filter_read_slotmem_tags(lg):
+    lg.put(("memories", "maja"), "a", {"content": "Tea at four", "kind": "note"}, tags=["home"])
+    lg.put(("memories", "maja"), "b", {"content": "Standup at nine", "kind": "note"}, tags=["work"])
+    lg.put(("memories", "maja"), "c", {"content": "Tea with the team", "tags": ["work"]})
+    assert lg.store.get("memories.maja", "a").tags == ("home",)
+
+    def keys(**options):
+        return [item.key for item in lg.search(("memories",), **options)]
+
+    assert keys(filter={"$tags": ["work"]}) == ["b"]
+    assert keys(filter={"$tags": "home"}) == ["a"]
+    assert keys(query="tea", filter={"$tags": ["home"]}) == ["a"]
+    assert keys(filter={"$tags": ["work"], "kind": "note"}) == ["b"]
+    assert keys(filter={"tags": ["work"]}) == ["c"]  # a value field, as LangGraph's stores read it
+    lg.put(("memories", "maja"), "a", {"content": "Tea at five", "kind": "note"})  # tags kept
+    assert keys(filter={"$tags": ["home"]}) == ["a"]
+    lg.put(("memories", "maja"), "a", {"content": "Tea at five", "kind": "note"}, tags=[])
+    assert keys(filter={"$tags": ["home"]}) == []
+    for bad in (
+        lambda: lg.put(("memories", "maja"), "d", {"content": "x"}, tags=["Not OK"]),
+        lambda: lg.put(("memories", "maja"), "d", {"content": "x"}, tags="work"),
+        lambda: lg.search(("memories",), filter={"$tags": ["Not OK"]}),
+    ):
+        with pytest.raises(InvalidInput) as caught:
+            bad()
+        assert "\n" not in str(caught.value)
+    assert lg.get(("memories", "maja"), "d") is None
+
+
+def test_an_agent_store_cannot_retag_a_protected_fact(lg, db_path):
+    lg.store.upsert("user", "name", "Maja", protect=True, tags=["person"])
+    agent = SlotmemStore(lg.store)
+    with pytest.raises(ProtectedFact):
+        agent.put(("user",), "name", {"content": "Maja"}, tags=["other"])
+    assert lg.store.get("user", "name").tags == ("person",)
+    asyncio.run(agent.aput(("user",), "pet", {"content": "A cat"}, tags=["home"]))
+    assert lg.store.get("user", "pet").tags == ("home",)

@@ -12,8 +12,8 @@ import slotmem
 from slotmem import Store
 from slotmem.agents.mcp_server import build_server
 
-WRITES = {"remember", "remember_many", "forget", "rate", "flush"}
-READS = {"recall", "get", "list", "history", "context", "search", "fetch"}
+WRITES = {"remember", "remember_many", "forget", "rate", "flush", "link"}
+READS = {"recall", "get", "list", "history", "context", "search", "fetch", "links"}
 
 
 def session(server, steps):

@@ -124,6 +124,27 @@ class Forgotten(TypedDict):
     key: str
 
 
+class LinkOut(TypedDict):
+    direction: str  # out: from the fact asked about; in: to it
+    rel: str
+    fact: FactOut  # the fact at the other end
+    created_at: str
+    source: str | None
+
+
+class Links(TypedDict):
+    links: list[LinkOut]
+
+
+class Linked(TypedDict):
+    action: str  # linked, unlinked or not found
+    from_slot: str
+    from_key: str
+    rel: str
+    to_slot: str
+    to_key: str
+
+
 class Message(TypedDict):
     role: str
     content: str
@@ -416,6 +437,35 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
         metadata (slot, key, confidence, source, when it was created and updated, ...)."""
         return memory.fetch(id)  # type: ignore[return-value]
 
+    Rel = Annotated[
+        str,
+        Field(
+            description="The link's type, lower case: lives_in, works_at, part_of",
+            pattern=f"^{validation.TAG_RE.pattern}$",
+            max_length=validation.MAX_TAG_CHARS,
+        ),
+    ]
+
+    def links(slot: Slot, key: Key) -> Links:
+        """The links of the fact slot/key to other facts (out: from it; in: to it), each with
+        its type and the fact at the other end."""
+        return {"links": memory.links(slot, key)}  # type: ignore[typeddict-item]
+
+    def link(
+        from_slot: Slot,
+        from_key: Key,
+        rel: Rel,
+        to_slot: Slot,
+        to_key: Key,
+        remove: Annotated[
+            bool, Field(description="Remove this link instead (it is kept in history)")
+        ] = False,
+    ) -> Linked:
+        """Link two remembered facts with a typed, directed link: from_slot/from_key -rel->
+        to_slot/to_key ("person/marta" lives_in "place/porto"). Linking again is no error. A
+        link from a fact a person protected cannot be made, nor one touching it removed."""
+        return memory.link(from_slot, from_key, rel, to_slot, to_key, remove)  # type: ignore[return-value]
+
     def history(slot: Slot, key: Key, limit: Limit = 10) -> History:
         """Old values of slot/key, newest first: overwrites, deletions and prunes, with when
         and by whom."""
@@ -513,6 +563,16 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
         "context": ("Memory context for a message", read),
         "search": ("Search memory", read),
         "fetch": ("Fetch a fact", read),
+        "links": ("A fact's links", read),
+        "link": (
+            "Link two facts",
+            ToolAnnotations(
+                read_only_hint=False,
+                destructive_hint=True,  # with remove it takes a link away (kept in history)
+                idempotent_hint=True,
+                open_world_hint=False,
+            ),
+        ),
         "remember": (
             "Remember a fact",
             ToolAnnotations(
@@ -559,8 +619,8 @@ def _tools(memory: AgentMemory, ToolAnnotations, flush_model=None) -> list:
             ),
         ),
     }
-    functions = [recall, get, list, history, context, search, fetch]
-    functions += [remember, remember_many, forget, rate, flush]
+    functions = [recall, get, list, history, context, search, fetch, links]
+    functions += [remember, remember_many, forget, rate, flush, link]
     return [
         _strict_tool(fn, *hints[fn.__name__])
         for fn in functions

@@ -31,7 +31,7 @@ from ..records import Fact, iso_time
 from ..safety import injection_reason, secret_reason
 from .context import DEFAULT_BUDGET_TOKENS, DEFAULT_SLOTS, build_context
 
-WRITES = ("remember", "remember_many", "forget", "rate", "flush")
+WRITES = ("remember", "remember_many", "forget", "rate", "flush", "link")
 LIST_ORDERS = ("updated", "accessed", "used", "created", "key", "pinned")
 MAX_BATCH = 100  # facts in one remember_many
 MAX_OFFSET = 10_000  # how deep recall pages: each page searches for every hit before it
@@ -74,6 +74,19 @@ def fact_view(fact: Fact) -> dict:
         "protected": fact.protected,
         "expires_at": iso_time(fact.expires_at),
         "tags": list(fact.tags),
+    }
+
+
+def link_view(link, me: Fact) -> dict:
+    """A link as an agent sees it from the fact ``me``: its direction (``out``: from ``me``;
+    ``in``: to it), type, the fact at the other end, when and by whom it was made."""
+    out = link.from_fact.id == me.id
+    return {
+        "direction": "out" if out else "in",
+        "rel": link.rel,
+        "fact": fact_view(link.to_fact if out else link.from_fact),
+        "created_at": iso_time(link.created_at),
+        "source": link.source,
     }
 
 
@@ -366,6 +379,51 @@ class AgentMemory:
             self.slot(slot), key, rating, comment, allow_protected=self.allow_protected
         )
         return fact_view(fact)
+
+    def link(
+        self,
+        from_slot: str,
+        from_key: str,
+        rel: str,
+        to_slot: str,
+        to_key: str,
+        remove: bool = False,
+    ) -> dict:
+        """Link the fact from_slot/from_key to to_slot/to_key with the type ``rel``
+        (``lives_in``), or with ``remove`` take that link away (kept in the links' history).
+        Both facts must be in scope; a link from a protected fact cannot be made, nor one
+        touching a protected fact removed (unless ``allow_protected``)."""
+        self._writing("unlink" if remove else "link")
+        ends = (self.slot(from_slot), from_key, rel, self.slot(to_slot), to_key)
+        options = {"source": self.source, "allow_protected": self.allow_protected}
+        if remove:
+            gone = self.store.unlink(*ends, **options)
+            action = "unlinked" if gone else "not found"
+        else:
+            made = self.store.link(*ends, **options)
+            action, from_key, to_key = "linked", made.from_fact.key, made.to_fact.key
+        return {
+            "action": action,
+            "from_slot": ends[0],
+            "from_key": from_key,
+            "rel": rel,
+            "to_slot": ends[3],
+            "to_key": to_key,
+        }
+
+    def links(self, slot: str, key: str) -> list[dict]:
+        """The links of slot/key (in scope), outgoing then incoming, each with the fact at
+        its other end; a link whose other fact is outside the scope is not shown."""
+        slot = self.slot(slot)
+        me = self.store.get(slot, key)
+        if me is None:
+            raise NoSuchFact(f"no fact {slot}/{key} (recall finds facts by what they say)")
+        shown = []
+        for found in self.store.links(slot, key):
+            other = found.to_fact if found.from_fact.id == me.id else found.from_fact
+            if self.slots is None or validation.selects(self.slots, other.slot):
+                shown.append(link_view(found, me))
+        return shown
 
     def flush(self, conversation, model=None, conversation_id: str | None = None) -> dict:
         """Extract durable facts from ``conversation`` (its text, or a list of ``{role,

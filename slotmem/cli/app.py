@@ -23,6 +23,7 @@ MODULES = {
     "flush": "flush",
     "importers": "import-from",
     "lifecycle": "dedupe export import restore undo-flush",
+    "links": "about link links unlink",
     "recall": "context search",
     "replicate": "follow replicate restore-from",
     "serve": "mcp",

@@ -28,6 +28,12 @@ search on), a ranked top-k as LangGraph's stores return: the hits best first,
 keeps items whose value fields match (``{"kind": "note"}``, a dotted path, or the operators
 ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``, as SqliteStore's SQL reads them).
 
+**Tags**: ``put(..., tags=["work"])`` gives the item's fact slotmem's tags (they replace its
+tags; None, the default, keeps them), and the filter key ``"$tags"`` (a tag or a list: every
+one) keeps the items whose facts have them, read from slotmem's tag index, not from the value:
+``search(("memories",), filter={"$tags": ["work"], "kind": "note"})``. A value field named
+``tags`` is filtered as any other field, as LangGraph's stores do.
+
 **TTL** (``supports_ttl``): ``put(..., ttl=minutes)`` is the fact's expiry (expired items are
 gone at once for every reader); ``get``/``search`` with ``refresh_ttl`` (the default unless
 the TTLConfig says ``refresh_on_read: False``) move it to that many minutes from now, the
@@ -50,6 +56,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from langgraph.store.base import (
+    NOT_PROVIDED,
     BaseStore,
     GetOp,
     Item,
@@ -88,6 +95,7 @@ __all__ = ["SlotmemStore", "decode_value", "encode_value", "namespace_of", "slot
 SOURCE = "langgraph"
 TTL_SOURCE = re.compile(r"langgraph ttl=([0-9.e+-]+)m")  # the source of a put with a ttl
 MAX_CANDIDATES = 10_000  # facts a filtered search reads at most
+TAGS_FILTER = "$tags"  # the filter key that keeps items by slotmem's tags, not a value field
 
 
 def _time(ms: int) -> datetime.datetime:
@@ -149,6 +157,32 @@ class SlotmemStore(BaseStore):
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         return await asyncio.to_thread(self.batch, list(ops))
+
+    def put(self, namespace, key, value, index=None, *, ttl=NOT_PROVIDED, tags=None) -> None:
+        """BaseStore.put, and ``tags``: slotmem's tags of the item's fact (a list; they replace
+        its tags; None keeps them), which ``search(filter={"$tags": [...]})`` keeps to."""
+        if tags is None:
+            return super().put(namespace, key, value, index, ttl=ttl)
+        wanted = validation.tags(tags)
+        if value is None:
+            raise InvalidInput("tags need a value: a put of None deletes the item")
+        with self.store.transaction():  # the item and its tags: both or neither
+            super().put(namespace, key, value, index, ttl=ttl)
+            self._retag(self._slot(namespace), stored_key(key), wanted)
+        return None
+
+    async def aput(self, namespace, key, value, index=None, *, ttl=NOT_PROVIDED, tags=None):
+        return await asyncio.to_thread(self.put, namespace, key, value, index, ttl=ttl, tags=tags)
+
+    def _retag(self, slot: str, stored: str, wanted: tuple[str, ...]) -> None:
+        fact = self.store.get(slot, stored)
+        if fact is None:
+            return
+        gone = set(fact.tags) - set(wanted)
+        if gone:
+            self.store.untag(slot, stored, *sorted(gone), allow_protected=self.allow_protected)
+        if set(wanted) - set(fact.tags):
+            self.store.tag(slot, stored, *wanted, allow_protected=self.allow_protected)
 
     def close(self) -> None:
         self.store.close()
@@ -301,6 +335,7 @@ class SlotmemStore(BaseStore):
         0), so a search returns as many items as LangGraph's stores do; without: newest first."""
         slots = self._prefixed_slots(op.namespace_prefix)
         wanted = op.offset + op.limit
+        value_filter, tags = _split_filter(op.filter)
         if not slots or op.limit <= 0:
             return []
         found: list[tuple[Fact, float | None]] = []
@@ -309,9 +344,9 @@ class SlotmemStore(BaseStore):
             hits = self._collect(
                 lambda n: [
                     (hit.fact, hit.relevance)
-                    for hit in self.store.query_facts(query, slots=slots, limit=n)
+                    for hit in self.store.query_facts(query, slots=slots, limit=n, tags=tags)
                 ],
-                op.filter,
+                value_filter,
                 wanted,
             )
             found.extend(hits)
@@ -320,9 +355,10 @@ class SlotmemStore(BaseStore):
             score = 0.0 if op.query else None
             rest = self._collect(
                 lambda n: [
-                    (fact, score) for fact in self.store.list_facts(slots, limit=n, order="updated")
+                    (fact, score)
+                    for fact in self.store.list_facts(slots, limit=n, order="updated", tags=tags)
                 ],
-                op.filter,
+                value_filter,
                 wanted + len(seen),
             )
             found.extend(pair for pair in rest if pair[0].id not in seen)
@@ -379,6 +415,17 @@ OPERATORS = {  # as SqliteStore's SQL: a missing field matches no operator but $
     "$lt": lambda a, b: a is not None and a < b,
     "$lte": lambda a, b: a is not None and a <= b,
 }
+
+
+def _split_filter(given: dict[str, Any] | None) -> tuple[dict[str, Any] | None, tuple | None]:
+    """A search's filter as (the value fields' part, slotmem's tags under TAGS_FILTER: a tag
+    or a list of them, every one wanted)."""
+    if not given or TAGS_FILTER not in given:
+        return given, None
+    rest = {name: value for name, value in given.items() if name != TAGS_FILTER}
+    tags = given[TAGS_FILTER]
+    checked = validation.tags([tags] if isinstance(tags, str) else tags, TAGS_FILTER)
+    return rest or None, checked or None
 
 
 def _matches(value: Any, wanted: Any) -> bool:

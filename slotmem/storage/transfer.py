@@ -4,7 +4,7 @@ feedback behind its quality, the slots' policies), and as Markdown a person can 
 The first line of an export is a header, ``{"slotmem": "export", "format": 2, "slot": ...,
 "exported_at": ...}``; then one record per line with its ``type``: ``fact``, ``history``,
 ``feedback``, ``policy``, ``default_policy``, and ``episode``, ``provenance``, ``retrieval`` and
-``cursor`` (slotmem.storage.transfer_episodes); the last line is the end marker,
+``cursor`` (slotmem.storage.transfer_episodes), ``link`` (slotmem.storage.transfer_links); the last line is the end marker,
 ``{"slotmem": "end", "records": N, "sha256": ..., "mac": ...}``: how many records, the SHA-256
 of the header and records (each as canonical JSON: sorted keys, no spaces, one per line), and an
 HMAC-SHA256 of that checksum under the file's export key (migration 0014). Vectors are not
@@ -40,7 +40,7 @@ from typing import Any
 from .. import validation
 from ..errors import InvalidInput
 from ..records import FACT_COLUMNS, Change, ChangeReport, Fact, HistoryEntry, SlotPolicy
-from . import retention, rows, transfer_episodes
+from . import retention, rows, transfer_episodes, transfer_links
 from . import tags as fact_tags
 from .db import translate_os
 
@@ -126,6 +126,7 @@ def _records(conn, slot: str | None) -> Iterator[dict]:
             **{name: getattr(default, name) for name in DEFAULT_FIELDS},
         }
     yield from transfer_episodes.export(conn, slot)
+    yield from transfer_links.export(conn, slot)
 
 
 def markdown(records: Iterable[dict], title: str = "Memory") -> str:
@@ -191,6 +192,7 @@ class Parsed:
     policies: list[tuple[int, SlotPolicy]] = field(default_factory=list)
     default: SlotPolicy | None = None
     more: transfer_episodes.Records = field(default_factory=transfer_episodes.Records)
+    links: list[tuple[int, tuple]] = field(default_factory=list)  # slotmem.storage.transfer_links
     own: bool = False  # this memory's own export, unchanged: taken as the owner wrote it
     trusted: bool = False  # the person vouches for the file (``--trusted``)
 
@@ -277,6 +279,9 @@ def read(
                 _texts(reading, number, description=parsed.policies[-1][1].description)
             elif kind == "default_policy":
                 parsed.default = _default(record)
+            elif kind == transfer_links.KIND:
+                parsed.links.append((number, transfer_links.parse(record, now)))
+                _texts(reading, number, source=parsed.links[-1][1][-1])
             elif kind in transfer_episodes.KINDS:
                 _texts(
                     reading, number, **transfer_episodes.parse(kind, record, number, parsed.more)
@@ -284,7 +289,7 @@ def read(
             else:
                 raise InvalidInput(
                     f"unknown record type {kind!r} (expected fact, history, feedback, policy, "
-                    "default_policy, episode, provenance, retrieval or cursor)"
+                    "default_policy, episode, provenance, retrieval, cursor or link)"
                 )
         except InvalidInput as e:
             raise InvalidInput(f"{name} line {number}: {e}; nothing was imported") from None
@@ -544,6 +549,13 @@ def apply(
         "feedback rows": _add_feedback(conn, parsed, ids, dry_run, parsed.keeps_protected),
         "policies": _set_policies(conn, parsed, mode, dry_run),
         **transfer_episodes.apply(conn, parsed.more, mode, ids, won, dry_run),
+        "links": transfer_links.apply(
+            conn,
+            parsed.links,
+            {(fact.slot, fact.key) for _, fact in parsed.facts},
+            dry_run,
+            parsed.keeps_protected,
+        ),
     }
     return report, written
 

@@ -6,18 +6,19 @@ translation), reads.py (get, list, history, search, slots, stats), writes.py (up
 rate, pin, protect), policies.py (retention and relevance floors per slot), cursors.py (how far
 the flusher has read each conversation), upkeep.py (prune, checkpoint, backup, restore, undo a
 flush, export and import, duplicates, doctor, repair) and episodes.py (episodes, their
-provenance, the retrieval log). Only this package touches its classes' private members."""
+provenance, the retrieval log) and links.py (links between facts, ``about``). Only this package touches its classes' private members."""
 
 from .core import Core, now_ms
 from .cursors import Cursors
 from .episodes import Episodes
+from .links import Links
 from .policies import Policies
 from .reads import Reads
 from .upkeep import Upkeep
 from .writes import Writes
 
 
-class Store(Episodes, Writes, Upkeep, Policies, Cursors, Reads, Core):
+class Store(Episodes, Writes, Links, Upkeep, Policies, Cursors, Reads, Core):
     """Facts in slots, in one SQLite file. Safe to share between threads and processes."""
 
 

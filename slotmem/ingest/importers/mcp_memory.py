@@ -9,7 +9,13 @@ into one slot (``user`` unless told):
 - its type -> the fact ``<name>.type`` (``John_Smith.type``: ``person``);
 - a relation -> the fact ``<from>.<relationType>`` whose value is the other entity's name
   (``John_Smith.works_at``: ``Anthropic``); several relations of one kind from one entity share
-  the fact, the names joined with ``; ``.
+  the fact, the names joined with ``; ``;
+- and a relation -> a link (``Store.link``) from the entity's fact to the other entity's, its
+  type the relationType in link syntax (lower case, other characters as ``_``: ``works at``
+  -> ``works_at``). An entity's fact is ``<name>`` (its observations), else ``<name>.type``. A
+  relation whose entity is neither in the file nor in the slot, or whose type has no letter or
+  digit, makes no link; a link from a protected fact is not made. The report's records count
+  the links made (``links``).
 
 A re-import of the same file changes nothing (every fact is ``unchanged``); a changed file
 updates the facts it changed, their old values going to history. The file is what agents wrote
@@ -20,10 +26,11 @@ of any write and the write scan (instructions aimed at an AI, secrets).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from ... import validation
-from ...errors import InvalidInput
+from ...errors import InvalidInput, ProtectedFact
 from ...records import Change, ChangeReport
 from ...safety import injection_reason, secret_reason
 from .common import ImportFileError, text_of
@@ -43,6 +50,8 @@ class Graph:
     lines: dict[str, int] = field(default_factory=dict)  # key -> the line that made it
     entities: int = 0
     relations: int = 0
+    entity_keys: dict[str, str] = field(default_factory=dict)  # name -> its fact's key
+    links: list[tuple[str, str, str]] = field(default_factory=list)  # (from, rel, to) names
 
 
 def read_memory_json(data: str | bytes, name: str = "memory.json", slot: str = "user") -> Graph:
@@ -63,6 +72,8 @@ def read_memory_json(data: str | bytes, name: str = "memory.json", slot: str = "
                 if observations:
                     _add(graph, record["name"], observations, number)
                 _add(graph, f"{record['name']}.type", record["entityType"], number)
+                entity = record["name"]
+                graph.entity_keys[entity] = entity if observations else f"{entity}.type"
             else:
                 graph.relations += 1
                 key = f"{record['from']}.{record['relationType']}"
@@ -73,11 +84,22 @@ def read_memory_json(data: str | bytes, name: str = "memory.json", slot: str = "
                     names.append(record["to"])
                 graph.facts[key] = SEPARATOR.join(names)
                 graph.lines.setdefault(key, number)
+                rel = link_rel(record["relationType"])
+                if rel is not None:
+                    graph.links.append((record["from"], rel, record["to"]))
             for key in _keys_of(record):
                 _check(slot, key, graph.facts.get(key))
         except InvalidInput as e:
             raise ImportFileError(f"{name} line {number}: {e}; nothing was imported") from None
     return graph
+
+
+def link_rel(relation_type: str) -> str | None:
+    """A relationType as a link's type: lower case, other characters as ``_``, starting with a
+    letter or digit, at most 64 characters (None: nothing of it is left)."""
+    rel = re.sub(r"[^a-z0-9_.:-]+", "_", relation_type.lower())
+    rel = re.sub(r"^[_.:-]+", "", rel)[: validation.MAX_TAG_CHARS]
+    return rel or None
 
 
 def _record(line: str) -> dict:
@@ -140,7 +162,7 @@ def import_memory_json(
     graph = read_memory_json(data, name, slot)
     source = validation.source(f"mcp-memory:{name}"[: validation.MAX_SOURCE_CHARS])
     report = ChangeReport(dry_run=dry_run)
-    report.records = {"entities": graph.entities, "relations": graph.relations}
+    report.records = {"entities": graph.entities, "relations": graph.relations, "links": 0}
     if dry_run:
         for key, value in graph.facts.items():
             old = store.get(slot, key)
@@ -149,16 +171,51 @@ def import_memory_json(
                 report.changes.append(_kept(slot, old.key, old.value))
                 continue
             report.changes.append(_change(action, slot, key, value, old and old.value))
+        report.records["links"] = len(_new_links(store, graph, slot, set(graph.facts)))
         return report
     rows = [{"slot": slot, "key": k, "value": v, "source": source} for k, v in graph.facts.items()]
-    for result in store.upsert_many(rows, skip_protected=True):
-        fact, old = result.fact, result.previous
-        if result.action == "protected":
-            report.changes.append(_kept(slot, fact.key, fact.value))
-            continue
-        action = "added" if result.action == "created" else result.action
-        report.changes.append(_change(action, slot, fact.key, fact.value, old and old.value))
+    with store.transaction():  # facts and links: all or nothing
+        for result in store.upsert_many(rows, skip_protected=True):
+            fact, old = result.fact, result.previous
+            if result.action == "protected":
+                report.changes.append(_kept(slot, fact.key, fact.value))
+                continue
+            action = "added" if result.action == "created" else result.action
+            report.changes.append(_change(action, slot, fact.key, fact.value, old and old.value))
+        for start, rel, end in _new_links(store, graph, slot, set()):
+            try:
+                store.link(slot, start, rel, slot, end, source=source, allow_protected=False)
+            except ProtectedFact:
+                continue
+            report.records["links"] += 1
     return report
+
+
+def _new_links(store, graph: Graph, slot: str, written: set[str]) -> list[tuple[str, str, str]]:
+    """The links ``graph``'s relations make that ``slot`` lacks, as (from key, rel, to key):
+    each entity's fact in ``written`` (the keys a dry run would write) or in the store; a
+    relation whose entity has no fact makes none."""
+    found: list[tuple[str, str, str]] = []
+    for start, rel, end in graph.links:
+        keys = []
+        for name in (start, end):
+            key = None
+            for candidate in (graph.entity_keys.get(name), name, f"{name}.type"):
+                if candidate and (candidate in written or store.get(slot, candidate)):
+                    key = candidate
+                    break
+            keys.append(key)
+        if keys[0] is None or keys[1] is None:
+            continue
+        link = (keys[0], rel, keys[1])
+        there = {
+            (lk.from_fact.key, lk.rel, lk.to_fact.key)
+            for lk in store.links(slot, keys[0])
+            if lk.from_fact.slot == slot and lk.to_fact.slot == slot
+        }
+        if link not in there and link not in found:
+            found.append(link)
+    return found
 
 
 def _kept(slot: str, key: str, value: str) -> Change:
