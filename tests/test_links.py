@@ -469,3 +469,24 @@ def test_reading_links_seeks_the_indexes_both_ways(store):
         incoming
     )
     assert not any(p.startswith("SCAN l") for p in outgoing + incoming)
+
+
+def test_a_dedupe_merge_moves_the_merged_facts_links_to_the_kept_one(store, clock):
+    """Links belong to what a fact says: merging two facts that say the same thing keeps them."""
+    store.upsert("user", "coffee_pref", "Drinks a flat white every morning at the Corner Cafe!")
+    store.upsert("place", "corner_cafe", "The Corner Cafe is on Rua Direita.")
+    store.upsert("person", "maja", "Maja is the user.")
+    store.link("user", "coffee_pref", "at", "place", "corner_cafe")
+    store.link("person", "maja", "prefers", "user", "coffee_pref")
+    clock.advance(days=1)
+    store.upsert(
+        "user", "drink.morning", "Every morning drinks a flat white at the Corner Cafe now."
+    )
+    store.link("user", "drink.morning", "same_as", "user", "coffee_pref")  # becomes a self-link
+    store.dedupe(semantic=False)
+    (survivor,) = store.list_facts("user")
+    found = {(l.from_fact.key, l.rel, l.to_fact.key) for l in store.links("user", survivor.key)}
+    assert found == {
+        (survivor.key, "at", "corner_cafe"),
+        ("maja", "prefers", survivor.key),
+    }

@@ -147,8 +147,9 @@ def undo_flush(
 
 def merge(conn, keep: Fact, drop: Fact, *, now: int, forget: Forget) -> Fact:
     """Fold ``drop`` into ``keep`` (same slot): ``keep``'s value stays; it gains ``drop``'s
-    accesses, pin, protection and tags (up to MAX_TAGS in all), and ``drop``'s history (its last value included, reason ``merge``) is
-    copied under ``keep``'s key. ``drop``'s own history stays under its key."""
+    accesses, pin, protection, tags (up to MAX_TAGS in all) and links (``drop``'s own are
+    kept in the links' history, reason ``deleted``), and ``drop``'s history (its last value
+    included, reason ``merge``) is copied under ``keep``'s key. ``drop``'s own history stays under its key."""
     drop_seq, keep_seq = _seq(conn, drop), _seq(conn, keep)
     conn.execute(  # keep gains drop's tags, as many as fit beside its own (MAX_TAGS)
         """INSERT OR IGNORE INTO memory_fact_tags (fact_seq, tag)
@@ -159,6 +160,14 @@ def merge(conn, keep: Fact, drop: Fact, *, now: int, forget: Forget) -> Fact:
            LIMIT max(0, :most - (SELECT count(*) FROM memory_fact_tags WHERE fact_seq = :keep))""",
         {"keep": keep_seq, "drop": drop_seq, "most": validation.MAX_TAGS},
     )
+    for start, end in (("?", "to_seq"), ("from_seq", "?")):  # drop's links, now keep's
+        conn.execute(
+            f"""INSERT OR IGNORE INTO memory_fact_links (from_seq, rel, to_seq, created_at, source)
+                SELECT {start}, rel, {end}, created_at, source FROM memory_fact_links
+                WHERE {"from_seq" if start == "?" else "to_seq"} = ?
+                  AND {"to_seq" if start == "?" else "from_seq"} NOT IN (?, ?)""",
+            (keep_seq, drop_seq, keep_seq, drop_seq),
+        )
     rows.remove(conn, [drop_seq], "merge", now, f"dedupe:{keep.slot}/{keep.key}", forget)
     fields = [name for name in rows.HISTORY_FIELDS if name not in ("slot", "key")]
     conn.execute(
