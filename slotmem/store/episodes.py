@@ -15,7 +15,7 @@ from ..errors import InvalidInput
 from ..records import Fact
 from .core import _translated
 from .reads import Reads
-from .writes import EXPIRY, Writes, _changed, _expiry, _protected
+from .writes import EXPIRY, Writes, _changed, _expiry, protected_error
 
 if TYPE_CHECKING:
     from ..storage.episodes import Episode, EpisodeHit
@@ -86,7 +86,7 @@ class Episodes(Writes, Reads):
             guard = not allow_protected
             result = self._write(item, now, guard=guard)
             if guard and result.fact.protected:  # the same text: it would become an episode
-                raise _protected(slot, result.fact.key, "record an episode over")
+                raise protected_error(slot, result.fact.key, "record an episode over")
             episode_id = result.fact.id
             _rows().write(self.conn, episode_id, when, fields)
             written = [(*fact[:4], fact[4] or f"episode:{episode_id}", fact[5]) for fact in wanted]

@@ -12,7 +12,7 @@ from ..storage import links as fact_links
 from ..storage import tags as fact_tags
 from .core import _translated
 from .reads import Reads
-from .writes import _protected
+from .writes import protected_error
 
 ABOUT_LIMIT = 20  # facts that name the subject, at most (each with its links)
 
@@ -42,7 +42,7 @@ class Links(Reads):
             now = self.clock()
             start, end = self._live_rows(ends, now, "link")
             if not allow_protected and start["protected_at"] is not None:
-                raise _protected(start["slot"], start["key"], "link from")
+                raise protected_error(start["slot"], start["key"], "link from")
             fact_links.add(self.conn, start["seq"], rel, end["seq"], now, source)
             [made] = [
                 link
@@ -76,7 +76,7 @@ class Links(Reads):
             if not allow_protected:
                 for row in (start, end):
                     if row["protected_at"] is not None:
-                        raise _protected(row["slot"], row["key"], "unlink")
+                        raise protected_error(row["slot"], row["key"], "unlink")
             return fact_links.remove(self.conn, start["seq"], rel, end["seq"], now, source)
 
     @_translated

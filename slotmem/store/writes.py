@@ -131,7 +131,7 @@ class Writes(Core):
             if guard == PROTECTED:
                 tags = before
             else:
-                raise _protected(result.fact.slot, result.fact.key, "retag")
+                raise protected_error(result.fact.slot, result.fact.key, "retag")
         else:
             fact_tags.replace(self.conn, seq, tags)
         previous = result.previous
@@ -208,7 +208,7 @@ class Writes(Core):
         if guard and old.protected:
             if guard == PROTECTED:
                 return UpsertResult(PROTECTED, old, old)
-            raise _protected(slot, old.key, "overwrite")
+            raise protected_error(slot, old.key, "overwrite")
         rows.archive(self.conn, row["seq"], "update", now, source)
         fact = dataclasses.replace(
             old,
@@ -240,7 +240,7 @@ class Writes(Core):
             if row is None:
                 return False
             if not allow_protected and row["protected_at"] is not None:
-                raise _protected(slot, row["key"], "forget")
+                raise protected_error(slot, row["key"], "forget")
             self._remove(row["seq"], "delete", now, source)
         return True
 
@@ -258,7 +258,7 @@ class Writes(Core):
             if row is None or row["expires_at"] is None:
                 return None
             if not allow_protected and row["protected_at"] is not None:
-                raise _protected(slot, row["key"], "renew")
+                raise protected_error(slot, row["key"], "renew")
             self.conn.execute(
                 "UPDATE memory_facts SET expires_at = ? WHERE seq = ?", (now + lifetime, row["seq"])
             )
@@ -286,7 +286,7 @@ class Writes(Core):
             if row is None:
                 raise InvalidInput(f"no fact {slot}/{key} to rate")
             if not allow_protected and row["protected_at"] is not None:
-                raise _protected(slot, row["key"], "rate")
+                raise protected_error(slot, row["key"], "rate")
             self.conn.execute(
                 "INSERT INTO memory_feedback (fact_id, rating, comment, at) VALUES (?, ?, ?, ?)",
                 (row["id"], rating, comment, now),
@@ -346,7 +346,7 @@ class Writes(Core):
             if row is None:
                 raise InvalidInput(f"no fact {slot}/{key} to {verb}")
             if not allow_protected and row["protected_at"] is not None:
-                raise _protected(slot, row["key"], verb)
+                raise protected_error(slot, row["key"], verb)
             (fact_tags.add if on else fact_tags.remove)(self.conn, row["seq"], checked)
             tags_now = fact_tags.of_seq(self.conn, row["seq"])
         return dataclasses.replace(Fact.from_row(row), tags=tags_now)
@@ -433,7 +433,8 @@ def _upsert_row(fact: Fact) -> tuple:
     )
 
 
-def _protected(slot: str, key: str, verb: str) -> ProtectedFact:
+def protected_error(slot: str, key: str, verb: str) -> ProtectedFact:
+    """The error an agent's change to a person's fact raises (every part of the Store)."""
     return ProtectedFact(
         f"{slot}/{key} is protected (a person wrote it): an agent cannot {verb} it. Ask the "
         f"person, or they can run 'slotmem unprotect {slot}/{key}'"
