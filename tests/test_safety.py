@@ -20,7 +20,7 @@ from slotmem.safety import injection_reason, normalised, redact, secret_reason
 from slotmem.safety.concepts import NAMES
 from slotmem.safety.decoders import decoded
 from slotmem.safety.injection import model_reason, pattern_reason, unsure_reason
-from slotmem.safety.model import PAIRED_ONLY, WEIGHTS, model
+from slotmem.safety.model import PAIRED_ONLY, WEIGHTS, model, models
 from tests.test_flush import fact, reply, transcript
 
 pytest_plugins = ["llm_mock"]
@@ -292,8 +292,8 @@ def test_ordinary_look_alikes_pass(ordinary):
 def unsure_everywhere(monkeypatch):
     """The model unsure of every text it lets through, so the band's handling is tested
     apart from where the trained band lies."""
-    wide = dataclasses.replace(model(), unsure=0.0)
-    monkeypatch.setattr("slotmem.safety.injection.model", lambda: wide)
+    wide = tuple(m and dataclasses.replace(m, unsure=0.0) for m in models())
+    monkeypatch.setattr("slotmem.safety.model.models", lambda: wide)
 
 
 def test_the_scan_reports_an_unsure_band():
