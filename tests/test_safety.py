@@ -142,12 +142,12 @@ def test_the_model_lets_ordinary_facts_pass(fact):
     assert model_reason(fact) is None
 
 
-@pytest.mark.parametrize("name", [WEIGHTS, SEMANTIC_WEIGHTS])
-def test_the_shipped_weights_are_the_features_of_this_code(name):
+@pytest.mark.parametrize("shipped", [WEIGHTS, SEMANTIC_WEIGHTS])
+def test_the_shipped_weights_are_the_features_of_this_code(shipped):
     """A renamed idea or a new kind of feature needs `python benchmarks/train_safety.py`."""
     import slotmem
 
-    path = Path(slotmem.__file__).parent / name
+    path = Path(slotmem.__file__).parent / shipped
     weights = json.loads(gzip.decompress(path.read_bytes()))["weights"]
     ideas = set(NAMES)
     for name in weights:
