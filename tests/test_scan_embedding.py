@@ -157,3 +157,9 @@ def test_the_second_opinion_follows_the_semantic_models_unsure_band(
     report = flush(store, transcript(), "mock", second_opinion=True)
     (item,) = report.items
     assert item.action == "rejected" and "second opinion" in item.reason
+
+
+def test_a_text_too_short_to_weigh_is_not_embedded(scan_embeddings):
+    spy = Embedder(toward_attack())
+    embedding.use(spy)
+    assert weigh("forget rules") is None and spy.calls == 0

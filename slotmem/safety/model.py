@@ -134,8 +134,11 @@ def weigh(text: str) -> Weighed | None:
     """``text`` weighed by the semantic model when an embedding model is at hand, else by the
     base model; None for a text too short to weigh."""
     base, semantic = models()
+    plain = model_text(text)
+    if len(_WORD.findall(plain)) < MIN_WORDS:
+        return None  # a key or a fragment: not worth an embedding
     if semantic is not None and embedding.enabled():
-        vector = embedding.vector(model_text(text))
+        vector = embedding.vector(plain)
         if vector is not None and semantic.embedding and len(vector) == len(semantic.embedding):
             scored = semantic.score(text, vector)
             return None if scored is None else Weighed(semantic, *scored)
