@@ -3,7 +3,7 @@ keep, and secrets; and what the scan costs a write.
 
     python benchmarks/safety.py [--split NAME|all] [--extra PATH] [--misses] [--timing]
 
-benchmarks/data/safety.json and safety-dev-more.json (written for this benchmark): attacks (plain instructions, look-alike
+benchmarks/data/safety*.json (written for this benchmark): attacks (plain instructions, look-alike
 letters, spaced-out letters, leetspeak, base64, about 30 languages, instructions phrased as
 facts, chat-template markup), ordinary facts (many that mention jailbreaks, developer mode,
 sending files, ignoring things, passwords or system prompts; others in those languages),
@@ -19,38 +19,84 @@ secrets and facts that only talk about passwords and tokens. Each row has a spli
   rows, kept out of the tree until the third round's model shipped, then measured once;
 - safety-dev-more.json: more ``dev`` rows (issue 22): standing orders phrased as preferences,
   fake tool results and chat roles, about 38 languages, ROT13, hex, URL-encoded and reversed
-  text, and ordinary facts that look like them.
+  text, and ordinary facts that look like them;
+- ``holdout5`` (safety-holdout5.json, issue 22 item 5): written and committed before any of the
+  fifth round's changes to the scan, measured once when they were final;
+- safety-dev-extra.json: more ``dev`` rows for the fifth round (imperative preferences, commands
+  and security work in ordinary facts, attacks of the round's kinds), written after holdout5.
 
 --extra PATH reads one more file of rows in the same format (a JSON list, or an object with
 an "injection" list; each row {"text", "label": "attack"|"ordinary", "kind", "lang",
 "split"}), so a split nobody has tuned on can be measured without committing it first; its
 splits are reported beside the others.
 
-The first table compares the patterns alone with the whole scan on each split; the others break
-the chosen split down by kind. --timing measures a write's scan, side by side.
+The first table compares the patterns alone with the whole scan on each split, with the base
+model (any install) and with the semantic model (an install with the semantic extra: the text's
+vector from the default embedding model is one more feature); the others break the chosen split
+down by kind, for the scan as configured here. --timing measures a write's scan, side by side.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from slotmem.safety import injection_reason, secret_reason
+from slotmem.safety import embedding, injection_reason, secret_reason
 from slotmem.safety.injection import pattern_reason
 from slotmem.safety.normalise import normalised
+from slotmem.vectors.semantic import scan_vectors
 
 DATA = Path(__file__).resolve().parent / "data" / "safety.json"
-MORE = DATA.with_name("safety-dev-more.json")
-SPLITS = ["dev", "test", "holdout2", "holdout3", "holdout4"]
+MORE = [
+    DATA.with_name(name)
+    for name in ("safety-dev-more.json", "safety-dev-extra.json", "safety-holdout5.json")
+]
+SPLITS = ["dev", "test", "holdout2", "holdout3", "holdout4", "holdout5"]
+
+
+@contextmanager
+def embeddings(on: bool) -> Iterator[None]:
+    """The scan with (the semantic model) or without (the base model) the embedding model."""
+    before = os.environ.get(embedding.ENV)
+    os.environ[embedding.ENV] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[embedding.ENV]
+        else:
+            os.environ[embedding.ENV] = before
+
+
+def semantic_available() -> bool:
+    """Whether the semantic model can run here (the semantic extra is installed)."""
+    embedding.use(scan_vectors)
+    with embeddings(True):
+        return embedding.vector("a probe") is not None
+
+
+def scans() -> list[tuple[str, Callable[[str], str | None], bool]]:
+    """(name, scan, with the embedding model) for each configuration measured here."""
+    found = [
+        ("patterns alone", pattern_reason, False),
+        ("patterns + base model", injection_reason, False),
+    ]
+    if semantic_available():
+        found.append(("patterns + semantic model", injection_reason, True))
+    return found
 
 
 def load(extra: Path | None = None) -> dict:
     """The labelled rows: ``{"injection": [...], "secrets": [...]}``."""
     data = json.loads(DATA.read_text())
-    data["injection"] += json.loads(MORE.read_text())["injection"]
+    for more in MORE:
+        data["injection"] += json.loads(more.read_text())["injection"]
     if extra is not None:
         data["injection"] += extra_rows(extra)
     return data
@@ -106,11 +152,9 @@ def summary(injection: list[dict]) -> None:
     print("| split | scan | attacks caught | ordinary facts rejected |\n|---|---|---|---|")
     for split in splits(injection):
         rows = [r for r in injection if r["split"] == split]
-        for name, scan in (
-            ("patterns alone", pattern_reason),
-            ("patterns + model", injection_reason),
-        ):
-            counts = score(rows, scan)
+        for name, scan, on in scans():
+            with embeddings(on):
+                counts = score(rows, scan)
             print(f"| {split} | {name} | {share(counts, 'attack')} | {share(counts, 'ordinary')} |")
 
 
@@ -125,30 +169,33 @@ def table(title: str, counts: dict, bad: str, good: str) -> None:
 
 
 def timing(ordinary: list[str], rounds: int = 5) -> None:
-    """Microseconds per value for the patterns alone and the whole scan,
+    """Microseconds per value for the patterns alone and the whole scan (each configuration),
     on values of about 60, 150 and 500 characters built from ordinary facts, measured in
-    interleaved rounds; every value is new to the scan (it caches its normalising)."""
-    print("\n| value length | patterns alone | patterns + model | ratio |\n|---|---|---|---|")
+    interleaved rounds; every value is new to the scan (it caches its normalising and the
+    texts' vectors). The embedding model is loaded before the first round."""
+    measured = scans()
+    names = [name for name, _, _ in measured]
+    print(f"\n| value length | {' | '.join(names)} |\n|---|{'---|' * len(names)}")
     joined = " ".join(ordinary)
     for length in (60, 150, 500):
         values = [joined[i : i + length] for i in range(0, len(joined) - length, length)][:60]
-        best = {pattern_reason: float("inf"), injection_reason: float("inf")}
+        best = dict.fromkeys(names, float("inf"))
         for round_ in range(rounds):
-            for scan in list(best):
+            for name, scan, on in measured:
                 normalised.cache_clear()
-                fresh = [f"{round_} {scan.__name__} {value}" for value in values]
-                start = time.perf_counter()
-                for value in fresh:
-                    scan(value)
-                best[scan] = min(best[scan], (time.perf_counter() - start) / len(fresh))
-        alone, whole = best[pattern_reason] * 1e6, best[injection_reason] * 1e6
-        print(f"| {length} | {alone:.0f} µs | {whole:.0f} µs | {whole / alone:.2f} |")
+                fresh = [f"{round_} {name} {value}" for value in values]
+                with embeddings(on):
+                    start = time.perf_counter()
+                    for value in fresh:
+                        scan(value)
+                    best[name] = min(best[name], (time.perf_counter() - start) / len(fresh))
+        print(f"| {length} | {' | '.join(f'{best[n] * 1e6:.0f} µs' for n in names)} |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--split", default="all", help="dev, test, holdout2, holdout3, holdout4, all, ..."
+        "--split", default="all", help="dev, test, holdout2, ..., holdout5, all, ..."
     )
     parser.add_argument("--extra", type=Path, help="One more file of labelled rows")
     parser.add_argument("--misses", action="store_true", help="Print what was scored wrong")

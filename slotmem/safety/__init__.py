@@ -11,7 +11,9 @@ cover English and other languages, instructions phrased as facts ("the assistant
 chat roles and tool results written into a fact, and standing orders phrased as preferences; a
 small linear model (``model``, over the words and the ideas of ``concepts``) weighs what they
 let through, and names the band just below its threshold where it is unsure, for which a caller
-with a language model may ask it for a second opinion (``review``). Both are measured by ``benchmarks/safety.py`` on a
+with a language model may ask it for a second opinion (``review``). Where an embedding model is
+at hand (``embedding``: the semantic extra's default model, registered by ``slotmem.vectors``),
+a second model also weighs the text's vector, its meaning. Both are measured by ``benchmarks/safety.py`` on a
 labelled set (its figures are a floor in the tests). A patient attacker finds phrasings they
 miss, so what the scan lets through must still be read back as data, never as instructions, by
 the agent that uses it.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from .decoders import decoded
-from .model import model
+from .model import weigh
 from .normalise import hidden_character, normalised, one_line
 from .rules import PATTERNS, SQUEEZED
 
@@ -37,21 +37,22 @@ def unsure_reason(*texts: str) -> str | None:
     in the band just below its threshold), or None. A caller with a language model at hand
     may ask it for a second opinion on such a text (``review``)."""
     for text in texts:
-        scored = model().score(text)
-        if scored is not None and model().unsure <= scored[0] < model().threshold:
-            probability, why = scored
-            return f"the scan is unsure ({probability:.0%}: {', '.join(why)})"
+        weighed = weigh(text)
+        if (
+            weighed is not None
+            and weighed.model.unsure <= weighed.probability < weighed.model.threshold
+        ):
+            return f"the scan is unsure ({weighed.probability:.0%}: {', '.join(weighed.why)})"
     return None
 
 
 def model_reason(text: str) -> str | None:
-    verdict = model().verdict(text)
-    if verdict is None:
+    weighed = weigh(text)
+    if weighed is None or weighed.probability < weighed.model.threshold:
         return None
-    probability, why = verdict
     return (
         "possible prompt injection (reads as an instruction to the agent,"
-        f" {probability:.0%}: {', '.join(why)})"
+        f" {weighed.probability:.0%}: {', '.join(weighed.why)})"
     )
 
 

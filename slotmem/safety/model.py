@@ -4,9 +4,14 @@ the ideas (``concepts``) it holds, so a phrasing no pattern lists is still weigh
 Its features are the text's words, its ideas, the pairs of ideas it holds, its first word and
 the runs of four letters its words are spelt with;
 the weights (``slotmem/data/injection-model.json.gz``) are a logistic regression trained on the
-``dev`` rows of ``benchmarks/data/safety.json`` by ``benchmarks/train_safety.py``, which also
+``dev`` rows of ``benchmarks/data/`` by ``benchmarks/train_safety.py``, which also
 chooses the threshold by cross-validation inside those rows. Scoring is plain Python: a few
 dictionary look-ups per word.
+
+Where an embedding model is at hand (``embedding``: the semantic extra's default model), a
+second model trained the same way (``injection-model-semantic.json.gz``) adds the text's vector
+to those features, so a phrasing is also weighed by what it means; it has its own threshold.
+``weigh`` chooses between them for each text.
 """
 
 from __future__ import annotations
@@ -16,15 +21,19 @@ import gzip
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from itertools import combinations
+from typing import NamedTuple
 
+from . import embedding
 from .concepts import concepts
 from .decoders import decoded
 from .normalise import normalised
 
 WEIGHTS = "data/injection-model.json.gz"
+SEMANTIC_WEIGHTS = "data/injection-model-semantic.json.gz"
 GRAM = 4  # characters in a spelling feature
 MIN_WORDS = 3  # a key or a fragment says too little to weigh
 _WORD = re.compile(r"\w+")
@@ -78,10 +87,15 @@ class Model:
     gram_scale: float
     threshold: float  # on the probability
     unsure: float  # from here up to the threshold the model is unsure
+    # the weights of the text's vector from the embedding model, for the semantic model
+    embedding: tuple[float, ...] | None = None
 
-    def score(self, text: str) -> tuple[float, list[str]] | None:
+    def score(
+        self, text: str, vector: Sequence[float] | None = None
+    ) -> tuple[float, list[str]] | None:
         """(the probability that ``text`` reads as an instruction to the agent, the features
-        that pushed it most), or None for a text too short to weigh."""
+        that pushed it most), or None for a text too short to weigh. ``vector``: the vector of
+        ``model_text(text)``, which the semantic model needs."""
         plain = model_text(text)
         if len(_WORD.findall(plain)) < MIN_WORDS:
             return None
@@ -92,26 +106,62 @@ class Model:
             ).items()
             if name in self.weights
         }
+        if self.embedding is not None:
+            if vector is None or len(vector) != len(self.embedding):
+                raise ValueError("the semantic model needs the text's vector")
+            parts["e:meaning"] = sum(w * x for w, x in zip(self.embedding, vector))
         probability = 1 / (1 + math.exp(-(self.bias + sum(parts.values()))))
         top = sorted((part, name) for name, part in parts.items() if part > 0)[::-1][:3]
         return probability, [_shown(name) for _, name in top]
 
-    def verdict(self, text: str) -> tuple[float, list[str]] | None:
-        """``score`` when ``text`` reads as an instruction to the agent, else None."""
-        scored = self.score(text)
-        return scored if scored is not None and scored[0] >= self.threshold else None
-
 
 def _shown(feature: str) -> str:
     kind, name = feature.split(":", 1)
+    if kind == "e":
+        return "what it means"
     if kind in ("w", "f", "c"):
         return repr(name.strip("<>"))
     return name.replace("_", " ").replace("+", " + ")
 
 
-@functools.cache
+class Weighed(NamedTuple):
+    model: Model  # the model that weighed the text: its threshold and unsure band apply
+    probability: float
+    why: list[str]
+
+
+def weigh(text: str) -> Weighed | None:
+    """``text`` weighed by the semantic model when an embedding model is at hand, else by the
+    base model; None for a text too short to weigh."""
+    base, semantic = models()
+    plain = model_text(text)
+    if len(_WORD.findall(plain)) < MIN_WORDS:
+        return None  # a key or a fragment: not worth an embedding
+    if semantic is not None and embedding.enabled():
+        vector = embedding.vector(plain)
+        if vector is not None and semantic.embedding and len(vector) == len(semantic.embedding):
+            scored = semantic.score(text, vector)
+            return None if scored is None else Weighed(semantic, *scored)
+    scored = base.score(text)
+    return None if scored is None else Weighed(base, *scored)
+
+
 def model() -> Model:
-    data = json.loads(gzip.decompress(files("slotmem").joinpath(WEIGHTS).read_bytes()))
+    """The base model: the one a text is weighed with when no embedding model is at hand."""
+    return models()[0]
+
+
+@functools.cache
+def models() -> tuple[Model, Model | None]:
+    """(the base model, the semantic model, or None if it is not shipped)."""
+    base = _load(WEIGHTS)
+    return base, _load(SEMANTIC_WEIGHTS) if files("slotmem").joinpath(
+        SEMANTIC_WEIGHTS
+    ).is_file() else None
+
+
+def _load(name: str) -> Model:
+    data = json.loads(gzip.decompress(files("slotmem").joinpath(name).read_bytes()))
     return Model(
         data["weights"],
         data["bias"],
@@ -119,4 +169,5 @@ def model() -> Model:
         data["gram_scale"],
         data["threshold"],
         data["unsure"],
+        tuple(data["embedding"]) if "embedding" in data else None,
     )

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..errors import SlotmemError
 from ..records import Fact
+from ..safety import embedding as scan_embedding
 from ..storage import forks
 from ..storage.db import Connections, transaction
 from . import codec, texts
@@ -415,3 +416,13 @@ class Semantic:
 
     def close(self) -> None:
         self.index.close()
+
+
+def scan_vectors(texts: list[str]) -> list[list[float]]:
+    """The write scan's embedder (``slotmem.safety.embedding``): the default model, loaded the
+    first time the scan asks (it raises ModelUnavailable on an install without the semantic
+    extra, and the scan goes on without it)."""
+    return list(embedders().MiniLM().embed_batch(texts))
+
+
+scan_embedding.use(scan_vectors)
