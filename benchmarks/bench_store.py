@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from baseline import or_query
 from synthetic import Corpus
 
-from slotmem import Store
+from slotmem import Store, validation
 from slotmem.search import plan as lexical
 from slotmem.search.terms import parse
 from slotmem.storage.rows import UPSERT_SQL
@@ -70,6 +70,7 @@ def load_raw(path: Path, items: list[dict]) -> float:
             1,
             None,  # protected_at
             None,  # expires_at
+            validation.key_form(i["key"]),
         )
         for i in items
     ]

@@ -8,7 +8,9 @@ Both trees run with this interpreter and its packages, from bytecode compiled be
 revision is unpacked with ``git archive`` into a temporary directory); each process's CPU time
 (user + system) comes from ``wait4``. The lexical file holds the observations of LoCoMo's first
 development conversation (benchmarks/observations.py); the message is one of its questions. Rows:
-``python -c pass``, ``slotmem context MESSAGE`` and ``slotmem --help`` from each tree."""
+``python -c pass``, ``slotmem context MESSAGE`` and ``slotmem --help`` from each tree, and with
+``--hybrid`` (needs the semantic extra) ``slotmem context`` on the same facts embedded by the
+default model (a new process loads the model and embeds the question)."""
 
 from __future__ import annotations
 
@@ -62,11 +64,16 @@ def main(argv=None) -> None:
     parser.add_argument("path", nargs="?", type=Path, default=observations.DEFAULT_PATH)
     parser.add_argument("--against", default="main", help="a git revision (default: main)")
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--hybrid", action="store_true", help="also a file with vectors")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         other = unpack(args.against, Path(tmp))
         database = Path(tmp) / "lexical.db"
-        observations.build(observations.load(args.path)[0], database).close()
+        memory = observations.load(args.path)[0]
+        observations.build(memory, database).close()
+        hybrid = Path(tmp) / "hybrid.db"
+        if args.hybrid:
+            observations.build(memory, hybrid, embed=True).close()
         trees = {args.against: other, "this tree": ROOT}
         for tree in trees.values():
             compileall.compile_dir(tree / "slotmem", quiet=1)
@@ -81,10 +88,13 @@ def main(argv=None) -> None:
                 where, env=env, cwd=tree, capture_output=True, text=True, check=True
             )
             print(f"{name}: {loaded.stdout.strip()}")
-            for what, rest in (
+            runs = [
                 ("context", ["context", MESSAGE, "-d", str(database)]),
                 ("--help", ["--help"]),
-            ):
+            ]
+            if args.hybrid:
+                runs.append(("context (hybrid)", ["context", MESSAGE, "-d", str(hybrid)]))
+            for what, rest in runs:
                 command = [sys.executable, "-c", RUN, *rest]
                 commands[f"{name}: slotmem {what}"] = (command, env, tree)
                 done = subprocess.run(
@@ -104,7 +114,7 @@ def main(argv=None) -> None:
         low, high = values[len(values) // 10], values[max(0, (9 * len(values)) // 10 - 1)]
         print(f"| {name} | {statistics.median(values):.0f} | {low:.0f}-{high:.0f} |")
     print()
-    for what in ("context", "--help"):
+    for what in ("context", "--help", *(["context (hybrid)"] if args.hybrid else [])):
         ours = statistics.median(cpu[f"this tree: slotmem {what}"])
         theirs = statistics.median(cpu[f"{args.against}: slotmem {what}"])
         print(f"slotmem {what}: this tree / {args.against} = {ours / theirs:.2f}")

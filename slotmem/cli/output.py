@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime
 import io
 import json
-import shutil
 import sys
 
 import click
@@ -74,6 +73,8 @@ def table_width() -> int | None:
     if given is not None:
         return given or None
     if _is_terminal():
+        import shutil
+
         return shutil.get_terminal_size().columns
     return None
 
