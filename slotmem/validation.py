@@ -16,6 +16,7 @@ MAX_VALUE_CHARS = 4000
 MAX_SOURCE_CHARS = 500
 # Control characters other than tab and newline, which SQLite and FTS5 handle badly or not at all.
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_LINE_BREAK_RE = re.compile(r"[\n\t]")  # not in a single-line text
 
 
 def slot(name) -> str:
@@ -35,7 +36,7 @@ def text(value, what: str, limit: int, *, single_line: bool = False) -> str:
         raise InvalidInput(f"{what} must not be empty")
     if len(value) > limit:
         raise InvalidInput(f"{what} is {len(value)} characters long; the limit is {limit}")
-    bad = _CONTROL_RE.search(value) or (single_line and re.search(r"[\n\t]", value))
+    bad = _CONTROL_RE.search(value) or (single_line and _LINE_BREAK_RE.search(value))
     if bad:
         raise InvalidInput(f"{what} contains a control character ({bad.group()!r})")
     try:

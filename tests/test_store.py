@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 
 from slotmem import InvalidInput, Store
@@ -217,3 +219,20 @@ def test_a_protected_fact_refuses_guarded_writes(store):
     assert store.get("user", "tz").protected_at == updated.previous.protected_at
     store.unprotect("user", "tz")
     assert store.delete("user", "tz", allow_protected=False)
+
+
+def test_a_bulk_load_gives_each_fact_its_own_random_id_and_whole_facts(store):
+    """upsert_many makes its facts without Fact's __init__ and its ids from one random read."""
+    import re
+
+    results = store.upsert_many(
+        [{"slot": "user", "key": f"k{i}", "value": f"value {i}", "ttl": "1d"} for i in range(300)]
+    )
+    ids = [result.fact.id for result in results]
+    assert len(set(ids)) == 300 and all(re.fullmatch("[0-9a-f]{16}", i) for i in ids)
+    for result in results[:3]:
+        stored = store.get("user", result.fact.key)
+        assert result.fact == stored and hash(result.fact) == hash(stored)
+        assert repr(result.fact) == repr(stored)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        results[0].fact.value = "changed"  # type: ignore[misc]

@@ -269,8 +269,10 @@ class Semantic:
         facts are written, lexical only, and 'slotmem reindex' embeds them later: never a
         half-written fact)."""
         model_id, dimensions = self.model_id(), self.dimensions()
+        if model_id is None or dimensions is None:
+            return None
         pairs = [keyed(item) for item in items]
-        if not pairs or model_id is None or dimensions is None:
+        if not pairs:
             return None
         reason = self.off_reason()
         if reason is not None:
