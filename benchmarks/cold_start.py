@@ -31,6 +31,18 @@ import observations
 
 MESSAGE = "What did the charity race raise awareness for?"
 RUN = "import sys\nfrom slotmem.cli import cli\nsys.exit(cli(sys.argv[1:], prog_name='slotmem'))"
+# Each tree builds its own files (a file another tree migrated may be too new for it): its
+# slotmem is imported first, so that observations.py's `from slotmem import Store` finds it.
+BUILD = """import sys
+from pathlib import Path
+import slotmem
+sys.path.insert(0, sys.argv[1])
+import observations
+memory = observations.load(Path(sys.argv[2]))[0]
+observations.build(memory, Path(sys.argv[3])).close()
+if sys.argv[4]:
+    observations.build(memory, Path(sys.argv[4]), embed=True).close()
+"""
 
 
 def unpack(revision: str, directory: Path) -> Path:
@@ -67,13 +79,8 @@ def main(argv=None) -> None:
     parser.add_argument("--hybrid", action="store_true", help="also a file with vectors")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        other = unpack(args.against, Path(tmp))
-        database = Path(tmp) / "lexical.db"
-        memory = observations.load(args.path)[0]
-        observations.build(memory, database).close()
-        hybrid = Path(tmp) / "hybrid.db"
-        if args.hybrid:
-            observations.build(memory, hybrid, embed=True).close()
+        (Path(tmp) / "tree").mkdir()
+        other = unpack(args.against, Path(tmp) / "tree")
         trees = {args.against: other, "this tree": ROOT}
         for tree in trees.values():
             compileall.compile_dir(tree / "slotmem", quiet=1)
@@ -81,13 +88,29 @@ def main(argv=None) -> None:
         # each tree's processes run in it: `python -c` puts the working directory first on sys.path
         commands = {"python -c pass": ([sys.executable, "-c", "pass"], base, Path(tmp))}
         outputs = {}
-        for name, tree in trees.items():
+        for number, (name, tree) in enumerate(trees.items()):
             env = {**base, "PYTHONPATH": str(tree)}
             where = [sys.executable, "-c", "import slotmem; print(slotmem.__file__)"]
             loaded = subprocess.run(
                 where, env=env, cwd=tree, capture_output=True, text=True, check=True
             )
             print(f"{name}: {loaded.stdout.strip()}")
+            database = Path(tmp) / f"lexical-{number}.db"
+            hybrid = Path(tmp) / f"hybrid-{number}.db"
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    BUILD,
+                    str(ROOT / "benchmarks"),
+                    str(args.path),
+                    str(database),
+                ]
+                + [str(hybrid) if args.hybrid else ""],
+                env=env,
+                cwd=tree,
+                check=True,
+            )
             runs = [
                 ("context", ["context", MESSAGE, "-d", str(database)]),
                 ("--help", ["--help"]),

@@ -45,6 +45,8 @@ RARE = (
     "slotmem.agents.episodes",
     "importlib.resources",
     "shutil",
+    "logging",  # slotmem.storage.forks.warn: logging only when the process has it
+    "json",
 )
 
 

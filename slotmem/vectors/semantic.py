@@ -11,7 +11,6 @@ Store.
 from __future__ import annotations
 
 import functools
-import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -25,7 +24,6 @@ from ..storage.db import Connections, transaction
 if TYPE_CHECKING:
     from .index import VectorIndex
 
-log = logging.getLogger("slotmem")
 
 RECENT_QUERIES = 64  # query vectors remembered (oldest out first)
 MAX_QUERY_CHARS = 4000
@@ -382,7 +380,9 @@ class Semantic:
             if message in self._warned:
                 return
             self._warned.add(message)
-        log.warning("%s", message)
+        import logging  # here: a search that warns of nothing needs none of it
+
+        logging.getLogger("slotmem").warning("%s", message)
 
     def forget_query_vectors(self) -> None:
         """Embed every question afresh (the benchmarks time new questions)."""
