@@ -236,3 +236,11 @@ def test_a_bulk_load_gives_each_fact_its_own_random_id_and_whole_facts(store):
         assert repr(result.fact) == repr(stored)
     with pytest.raises(dataclasses.FrozenInstanceError):
         results[0].fact.value = "changed"  # type: ignore[misc]
+
+
+def test_a_single_line_text_names_its_control_character_before_a_line_break(store):
+    with pytest.raises(InvalidInput, match=r"key contains a control character \('\\x01'\)"):
+        store.upsert("user", "a\nb\x01", "v")
+    with pytest.raises(InvalidInput, match=r"key contains a control character \('\\n'\)"):
+        store.upsert("user", "a\nb", "v")
+    assert store.list_facts() == []
