@@ -244,3 +244,26 @@ def test_a_single_line_text_names_its_control_character_before_a_line_break(stor
     with pytest.raises(InvalidInput, match=r"key contains a control character \('\\n'\)"):
         store.upsert("user", "a\nb", "v")
     assert store.list_facts() == []
+
+
+def test_a_bulk_load_leaves_the_cycle_collector_as_it_found_it(store):
+    """upsert_many pauses Python's cycle collector while it makes its objects: it is on again
+    after, even when a write in the middle raises, and stays off for a caller who turned it off."""
+    import gc
+
+    from slotmem import ProtectedFact
+
+    store.upsert("user", "locked", "kept", protect=True)
+    items = [{"slot": "user", "key": f"k{i}", "value": "v"} for i in range(10)]
+    items.append({"slot": "user", "key": "locked", "value": "changed"})
+    assert gc.isenabled()
+    with pytest.raises(ProtectedFact):
+        store.upsert_many(items, allow_protected=False)
+    assert gc.isenabled()
+    assert store.get("user", "locked").value == "kept" and store.get("user", "k0") is None
+    gc.disable()
+    try:
+        store.upsert_many(items[:3])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
