@@ -63,10 +63,10 @@ class MiniLM:
         """(numpy, onnxruntime session, tokenizer): the optimized session, made once per
         process; but a process that asks first for a ``question`` gets a quick session for it.
 
-        The quick session has no constant folding: it starts in about 25 ms instead of 170 and
-        runs a text in 15 ms instead of 5 (the int8 weights are turned into floats at each run,
-        not once), so a command that embeds one question (a hook's ``slotmem context``) pays
-        about 100 ms of CPU instead of 175. It is not kept: the next call makes the optimized
+        The quick session has no constant folding: it starts in about 45 ms of CPU instead of
+        170 and runs a question in about 50 ms instead of 5 (the int8 weights are turned into
+        floats at each run, not once), so a command that embeds one question (a hook's
+        ``slotmem context``) pays about 100 ms instead of 175. It is not kept: the next call makes the optimized
         one. Its vectors differ from the optimized session's by about 2e-6 per component, which
         is why only questions use it: a stored vector always comes from the optimized one."""
         with cls._lock:
