@@ -67,6 +67,16 @@ class Fact:
 
 # The memory_facts columns a Fact holds (its tags are rows of memory_fact_tags).
 FACT_COLUMNS = tuple(f.name for f in fields(Fact) if f.name != "tags")
+FACT_FIELDS = tuple(f.name for f in fields(Fact))
+
+
+def fact_of(*values) -> Fact:
+    """The Fact of every field's value, in order (FACT_FIELDS), made without the frozen
+    dataclass's ``__init__`` (a setattr per field: half a bulk load's own cost of a fact
+    object). Equal to ``Fact(*values)`` in every way."""
+    fact = object.__new__(Fact)
+    fact.__dict__.update(zip(FACT_FIELDS, values, strict=True))
+    return fact
 
 
 @dataclass(frozen=True)

@@ -109,3 +109,61 @@ def test_a_gram_expands_to_at_most_max_expansions(store, monkeypatch):
     )
     [arm] = lexical.plan(store.conn, query.parse("茶")).arms
     assert arm.match.count(" OR ") == 2 and arm.df == 3
+
+
+def _migration(name):
+    import importlib.util
+
+    from slotmem.storage import migrate
+
+    path = migrate.migrations_dir() / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"m_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TEXTS = [
+    "plain English",
+    "café au lait",  # outside ASCII, not CJK: the GLOB decides
+    "Ωmega and Ünïcödé",
+    "emoji 🙂 only",
+    "ｶﾀｶﾅ halfwidth",  # halfwidth katakana: outside the ranges, as before
+    "咖啡",
+    "I drink 咖啡 daily",
+    "저는 커피",
+    "デプロイ",
+    "々",
+    "\U00020000 extension B",
+    "",
+]
+
+
+def test_the_triggers_ascii_check_decides_as_the_glob_alone(store):
+    """0019's test (ASCII check, then 0003's GLOB) is true of exactly the texts 0003's was."""
+    old, new = _migration("0003_search_indexes"), _migration("0019_cjk_ascii_test")
+    conn = store.conn
+    for key in ("k", "鍵"):
+        for value in TEXTS:
+            row = {"key": key, "value": value}
+            before = conn.execute(f"SELECT {old._test(':')}", row).fetchone()[0]
+            after = conn.execute(f"SELECT {new._test(':')}", row).fetchone()[0]
+            assert bool(before) == bool(after), (key, value)
+
+
+def test_a_bulk_load_indexes_the_cjk_facts_and_only_them(store):
+    store.upsert_many(
+        [{"slot": "user", "key": f"k{i}", "value": text} for i, text in enumerate(TEXTS) if text]
+    )
+    indexed = {
+        key
+        for (key,) in store.conn.execute(
+            "SELECT f.key FROM memory_facts f JOIN memory_facts_cjk c ON c.rowid = f.seq"
+        )
+    }
+    assert indexed == {"k5", "k6", "k7", "k8", "k9", "k10"}
+    cjk_integrity(store)
+    trigger = store.conn.execute(
+        "SELECT sql FROM sqlite_master WHERE name = 'memory_facts_cjk_ai'"
+    ).fetchone()[0]
+    assert "length(CAST(" in trigger  # migration 0019

@@ -1,6 +1,7 @@
 """The default model runs without llm: a hybrid search with it never imports llm (whose import
 alone costs more than the search); another model, and the llm plugin, still go through llm."""
 
+import struct
 import subprocess
 import sys
 import textwrap
@@ -45,3 +46,78 @@ def test_the_llm_plugin_and_the_direct_model_give_the_same_vector():
     through_llm = llm.get_embedding_model(embedders.DEFAULT_MODEL)
     assert isinstance(through_llm, llm.EmbeddingModel)
     assert embedders.embed(through_llm, ["green tea"]) == direct
+
+
+def test_a_hybrid_context_on_the_command_line_never_imports_llm(tmp_path):
+    """What an agent's hook runs for every prompt on a file with the default model's vectors."""
+    from slotmem import Store
+
+    path = tmp_path / "m.db"
+    with Store(path, create=True) as store:
+        store.upsert("project", "deploy.schedule", "We deploy on Fridays after the standup.")
+        store.upsert("user", "drinks", "The user prefers green tea in the afternoon.")
+        assert store.semantic.reindex()["model"] == "all-minilm-l6-v2-int8"
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.modules["llm"] = None  # any import of llm fails
+        from slotmem.cli import cli
+        cli(["context", "When do we ship a release?", "--explain", "-d", {str(path)!r}],
+            standalone_mode=False)
+        print(sorted(m for m in ("llm", "onnxruntime", "slotmem.search.hybrid")
+                     if sys.modules.get(m) is not None))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert "deploy.schedule" in result.stdout
+    assert result.stdout.splitlines()[-1] == "['onnxruntime', 'slotmem.search.hybrid']"
+
+
+@pytest.fixture
+def fresh_model(monkeypatch):
+    """MiniLM as in a new process, with the sessions it makes recorded (True: a quick one)."""
+    from slotmem.vectors import embedders
+
+    model = embedders.MiniLM
+    for name, value in (("_parts", None), ("_loaded", None), ("_failed", None)):
+        monkeypatch.setattr(model, name, value)
+    monkeypatch.setattr(model, "_embedded", False)
+    made = []
+    real = embedders._session
+
+    def recorded(onnxruntime, path, *, quick):
+        made.append(quick)
+        return real(onnxruntime, path, quick=quick)
+
+    monkeypatch.setattr(embedders, "_session", recorded)
+    return made
+
+
+def test_a_first_question_runs_on_a_quick_session_and_the_rest_on_the_optimized_one(fresh_model):
+    from slotmem.vectors import embedders
+
+    model = embedders.resolve(embedders.DEFAULT_MODEL)
+    [quick] = embedders.embed(model, ["when do we ship?"], question=True)
+    assert fresh_model == [True]  # not kept
+    [optimized] = embedders.embed(model, ["when do we ship?"], question=True)
+    [again] = embedders.embed(model, ["when do we ship?"], question=True)
+    assert fresh_model == [True, False]  # made once
+    assert again == optimized
+    a = struct.unpack("<384f", quick)
+    b = struct.unpack("<384f", optimized)
+    assert max(abs(x - y) for x, y in zip(a, b)) < 1e-4
+    assert sum(x * y for x, y in zip(a, b)) > 0.99999
+
+
+def test_a_stored_vector_never_comes_from_the_quick_session(fresh_model):
+    from slotmem.vectors import embedders
+
+    model = embedders.resolve(embedders.DEFAULT_MODEL)
+    first = embedders.embed(model, ["We deploy on Fridays."])  # a fact: the first call
+    assert fresh_model == [False]
+    embedders.embed(model, ["when do we ship?"], question=True)  # the optimized one is made
+    assert fresh_model == [False]
+    assert embedders.embed(model, ["We deploy on Fridays."]) == first

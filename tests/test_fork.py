@@ -9,6 +9,7 @@ liveness bound for a loaded machine (10 failed once with other suites sharing tw
 hung child never finishes, so the bound only has to be finite."""
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -63,3 +64,35 @@ def test_a_child_forked_while_slotmem_holds_a_lock_finishes(scenario, tmp_path):
         assert len(written) == (
             0 if scenario in ("spilled", "writing", "inside") else RUNS
         )  # refused
+
+
+def test_a_fork_warning_goes_to_logging_when_the_process_has_it(caplog):
+    from slotmem.storage import forks
+
+    with caplog.at_level(logging.WARNING, logger="slotmem"):
+        forks.warn("slotmem: forking while another thread is inside slotmem")
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            forks.warn("slotmem: resetting it after fork failed", failed=True)
+    first, second = caplog.records
+    assert first.getMessage() == "slotmem: forking while another thread is inside slotmem"
+    assert second.exc_info[1].args == ("boom",)
+
+
+def test_a_fork_warning_without_logging_goes_to_standard_error():
+    """The fork handlers import nothing: a process that never imported logging gets the line on
+    standard error, as logging's last resort handler would have written it."""
+    code = (
+        "import sys\nfrom slotmem.storage import forks\n"
+        "assert 'logging' not in sys.modules\n"
+        "forks.warn('slotmem: forking while another thread is inside slotmem')\n"
+        "try:\n    raise ValueError('boom')\n"
+        "except ValueError:\n    forks.warn('slotmem: resetting it after fork failed', failed=True)\n"
+        "assert 'logging' not in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stderr.splitlines() == [
+        "slotmem: forking while another thread is inside slotmem",
+        "slotmem: resetting it after fork failed (ValueError('boom'))",
+    ]

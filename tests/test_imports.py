@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 
@@ -33,6 +34,19 @@ RARE = (
     "slotmem.ui",
     "slotmem.vectors.maintenance",
     "subprocess",
+    # issue 24, round 2: the hybrid leg, the vector index and codec, the episodes (commands and
+    # context), importlib.resources (data files are read by path) and shutil (terminal width)
+    "slotmem.search.hybrid",
+    "slotmem.search.fusion",
+    "slotmem.vectors.index",
+    "slotmem.vectors.codec",
+    "slotmem.vectors.texts",
+    "slotmem.cli.episodes",
+    "slotmem.agents.episodes",
+    "importlib.resources",
+    "shutil",
+    "logging",  # slotmem.storage.forks.warn: logging only when the process has it
+    "json",
 )
 
 
@@ -93,3 +107,49 @@ def test_a_command_and_the_help_load_their_modules():
     assert lines[2] == "['slotmem.cli.app', 'slotmem.cli.output', 'slotmem.cli.upkeep']"
     assert "  unprotect " in out.stdout  # the help lists every command
     assert int(lines[-1]) == 15  # every module of slotmem.cli (demo_data: when the demo runs)
+
+
+# `slotmem --help` as it was before the command modules were imported lazily (a new command
+# joins this list; a missing one is a module the lazy group no longer finds)
+COMMANDS = """
+    about backup context dedupe demo doctor episodes export flush follow forget get history import
+    import-from link links list mcp migrate path pin policy protect prune rate reindex remember
+    replicate restore restore-from retrievals search stats tag ui undo-flush unlink unpin unprotect
+    untag
+"""
+
+
+def test_the_help_lists_every_command_and_each_command_has_its_help():
+    from click.testing import CliRunner
+
+    from slotmem.cli import cli
+
+    runner = CliRunner()
+    listed = runner.invoke(cli, ["--help"])
+    assert listed.exit_code == 0
+    names = [line.split()[0] for line in listed.output.split("Commands:")[1].splitlines() if line]
+    assert names == COMMANDS.split()
+    for name in names:
+        result = runner.invoke(cli, [name, "--help"])
+        assert result.exit_code == 0, (name, result.output)
+        assert result.output.startswith(f"Usage: cli {name} "), (name, result.output)
+
+
+def test_the_cli_runs_numpy_without_an_openblas_thread_pool():
+    """A hybrid command's numpy does small work: the CLI's process asks OpenBLAS for one thread
+    (its pool's start cost a cold hybrid context 40-60 ms of CPU), unless the user said."""
+    code = (
+        "import os\nfrom slotmem.cli import cli\n"
+        "cli(['path'], standalone_mode=False)\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.splitlines()[-1] == "1", out.stderr
+    env["OPENBLAS_NUM_THREADS"] = "4"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.splitlines()[-1] == "4", out.stderr

@@ -41,10 +41,11 @@ def indexed(db_path, fakes):
 @pytest.fixture
 def default_model_state():
     """MiniLM remembers a failed load per process: each test starts afresh."""
-    saved = embedders.MiniLM._loaded, embedders.MiniLM._failed
-    embedders.MiniLM._loaded = embedders.MiniLM._failed = None
+    model = embedders.MiniLM
+    saved = model._parts, model._loaded, model._failed, model._embedded
+    model._parts = model._loaded = model._failed = None
     yield
-    embedders.MiniLM._loaded, embedders.MiniLM._failed = saved
+    model._parts, model._loaded, model._failed, model._embedded = saved
 
 
 def set_model(path, model_id, dimensions=None):

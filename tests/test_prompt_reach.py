@@ -116,7 +116,7 @@ def test_the_embedded_text_holds_the_key_words(store, monkeypatch):
     embedded = []
     real = embedders.embed
     monkeypatch.setattr(
-        embedders, "embed", lambda m, items: embedded.extend(items) or real(m, items)
+        embedders, "embed", lambda m, items, **kw: embedded.extend(items) or real(m, items, **kw)
     )
     store.semantic.reindex("words-64")
     store.upsert("user", "language", "Elixir")
@@ -181,7 +181,7 @@ def test_asymmetric_models_get_their_prefixes(store, monkeypatch, model, questio
     embedded = []
     real = embedders.embed
     monkeypatch.setattr(
-        embedders, "embed", lambda m, items: embedded.extend(items) or real(m, items)
+        embedders, "embed", lambda m, items, **kw: embedded.extend(items) or real(m, items, **kw)
     )
     store.semantic.reindex(model)
     assert f"{passage}editor: Neovim" in embedded
@@ -277,7 +277,7 @@ def test_backfill_never_fails_a_search(store, monkeypatch, caplog):
     with store.transaction():
         store.conn.execute("DELETE FROM memory_embeddings")
 
-    def broken(model, items):
+    def broken(model, items, **options):
         raise ModelError("the model is gone")
 
     monkeypatch.setattr(embedders, "embed", broken)

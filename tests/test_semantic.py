@@ -466,7 +466,9 @@ def test_the_same_question_to_each_slot_is_embedded_once(mem, monkeypatch):
     calls = []
     real = embedders.embed
     monkeypatch.setattr(
-        embedders, "embed", lambda model, texts: calls.append(texts) or real(model, texts)
+        embedders,
+        "embed",
+        lambda model, texts, **options: calls.append(texts) or real(model, texts, **options),
     )
     text = context.build_context(mem, "When do we ship?", track_access=False, min_relevance=0)
     assert "Fridays" in text and calls == [["When do we ship?"]]

@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 
 from slotmem import InvalidInput, Store
@@ -217,3 +219,51 @@ def test_a_protected_fact_refuses_guarded_writes(store):
     assert store.get("user", "tz").protected_at == updated.previous.protected_at
     store.unprotect("user", "tz")
     assert store.delete("user", "tz", allow_protected=False)
+
+
+def test_a_bulk_load_gives_each_fact_its_own_random_id_and_whole_facts(store):
+    """upsert_many makes its facts without Fact's __init__ and its ids from one random read."""
+    import re
+
+    results = store.upsert_many(
+        [{"slot": "user", "key": f"k{i}", "value": f"value {i}", "ttl": "1d"} for i in range(300)]
+    )
+    ids = [result.fact.id for result in results]
+    assert len(set(ids)) == 300 and all(re.fullmatch("[0-9a-f]{16}", i) for i in ids)
+    for result in results[:3]:
+        stored = store.get("user", result.fact.key)
+        assert result.fact == stored and hash(result.fact) == hash(stored)
+        assert repr(result.fact) == repr(stored)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        results[0].fact.value = "changed"  # type: ignore[misc]
+
+
+def test_a_single_line_text_names_its_control_character_before_a_line_break(store):
+    with pytest.raises(InvalidInput, match=r"key contains a control character \('\\x01'\)"):
+        store.upsert("user", "a\nb\x01", "v")
+    with pytest.raises(InvalidInput, match=r"key contains a control character \('\\n'\)"):
+        store.upsert("user", "a\nb", "v")
+    assert store.list_facts() == []
+
+
+def test_a_bulk_load_leaves_the_cycle_collector_as_it_found_it(store):
+    """upsert_many pauses Python's cycle collector while it makes its objects: it is on again
+    after, even when a write in the middle raises, and stays off for a caller who turned it off."""
+    import gc
+
+    from slotmem import ProtectedFact
+
+    store.upsert("user", "locked", "kept", protect=True)
+    items = [{"slot": "user", "key": f"k{i}", "value": "v"} for i in range(10)]
+    items.append({"slot": "user", "key": "locked", "value": "changed"})
+    assert gc.isenabled()
+    with pytest.raises(ProtectedFact):
+        store.upsert_many(items, allow_protected=False)
+    assert gc.isenabled()
+    assert store.get("user", "locked").value == "kept" and store.get("user", "k0") is None
+    gc.disable()
+    try:
+        store.upsert_many(items[:3])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -210,11 +210,14 @@ def test_non_text_input():
     assert list(query.parse("Café".encode()).words) == ["cafe"]
 
 
-def test_cjk_ranges_agree_with_the_migration():
-    path = migrate.migrations_dir() / "0003_search_indexes.py"
-    spec = importlib.util.spec_from_file_location("m0003", path)
+@pytest.mark.parametrize(
+    ("name", "constant"), [("0003_search_indexes", "CJK_TEST"), ("0019_cjk_ascii_test", "CJK_GLOB")]
+)
+def test_cjk_ranges_agree_with_the_migration(name, constant):
+    path = migrate.migrations_dir() / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"m_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    glob = re.search(r"\[(.*)\]", module.CJK_TEST).group(1)
+    glob = re.search(r"\[(.*)\]", getattr(module, constant)).group(1)
     pairs = re.findall(r"(.)-(.)", glob)
     assert [(ord(lo), ord(hi)) for lo, hi in pairs] == list(query.CJK_RANGES)

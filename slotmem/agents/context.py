@@ -185,11 +185,17 @@ def build(
     overrides every slot's floor; ``min_share`` is a share of the budget, or one per slot;
     ``explain`` also lists the best hits below each floor in ``Context.cut``. ``episodes``,
     ``episode_tokens``, ``record``, ``session``, ``run``: see slotmem.agents.episodes."""
-    from .episodes import plan as plan_episodes  # under their own budget; the retrieval log
+    finish = None  # episodes, under their own budget, and the retrieval log: when asked for
+    if (
+        (episodes is not False and episodes is not None)
+        or record is not False
+        or (session, run, episode_tokens) != (None, None, None)
+    ):
+        from .episodes import plan as plan_episodes
 
-    finish = plan_episodes(
-        episodes, episode_tokens, record, session, run, semantic, track_access, explain
-    )
+        finish = plan_episodes(
+            episodes, episode_tokens, record, session, run, semantic, track_access, explain
+        )
     slots = context_slots(store, slots)
     budget = _tokens(budget_tokens, "budget_tokens")
     pinned_budget = (
@@ -241,7 +247,8 @@ def build(
         )
         if items:
             sections.append(Section(slot, title(slot), tuple(items)))
-    return finish(store, Context(message, tuple(sections), tuple(cut), budget))
+    built = Context(message, tuple(sections), tuple(cut), budget)
+    return built if finish is None else finish(store, built)
 
 
 def context_slots(store, slots: Iterable[str] | str | None) -> list[str]:

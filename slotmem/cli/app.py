@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 from pathlib import Path
 
 import click
@@ -83,6 +84,9 @@ def cli():
     The database is -d/--database (before or after the command), else $SLOTMEM_DB, else a
     file in your data directory (see 'slotmem path'). Try 'slotmem demo' first.
     """
+    # This process's numpy (a hybrid search's pooling and vector ranking: small arrays) needs
+    # no OpenBLAS thread pool, whose start costs a cold hybrid command about 60 ms of CPU.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def database_option(command):

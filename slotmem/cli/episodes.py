@@ -298,22 +298,3 @@ def prune_retrievals(before, as_json, database):
         echo_json({"action": "pruned", "forgotten": count})
         return
     click.echo(f"forgot {count} recorded context{'s' if count != 1 else ''}")
-
-
-def episode_options(command):
-    """``slotmem context``'s options for episodes and the retrieval log (build's keywords)."""
-    options = [
-        click.option("--episodes", is_flag=True, help="Add the relevant episodes, after the facts"),
-        click.option(
-            "--episode-budget",
-            "episode_tokens",
-            type=click.IntRange(min=0),
-            help="Tokens for the episodes  [default: 400]",
-        ),
-        click.option("--record", is_flag=True, help="Record it in the retrieval log"),
-        click.option("--session", help="The session to record it under (with --record)"),
-        click.option("--run", help="The run to record it under (with --record)"),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command

@@ -197,3 +197,22 @@ def limit_option(default: int | None, what: str = "At most this many"):
 def every(store, limit: int | None) -> int:
     """A search's limit: ``limit``, or (for ``-n all``) the number of facts in the file."""
     return limit if limit is not None else max(1, sum(store.slots().values()))
+
+
+def episode_options(command):
+    """``slotmem context``'s options for episodes and the retrieval log (build's keywords)."""
+    options = [
+        click.option("--episodes", is_flag=True, help="Add the relevant episodes, after the facts"),
+        click.option(
+            "--episode-budget",
+            "episode_tokens",
+            type=click.IntRange(min=0),
+            help="Tokens for the episodes  [default: 400]",
+        ),
+        click.option("--record", is_flag=True, help="Record it in the retrieval log"),
+        click.option("--session", help="The session to record it under (with --record)"),
+        click.option("--run", help="The run to record it under (with --record)"),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command

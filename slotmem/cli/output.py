@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import datetime
 import io
-import json
-import shutil
 import sys
 
 import click
@@ -74,6 +72,8 @@ def table_width() -> int | None:
     if given is not None:
         return given or None
     if _is_terminal():
+        import shutil
+
         return shutil.get_terminal_size().columns
     return None
 
@@ -117,6 +117,8 @@ def emit(rows: list[dict], fmt: str | None, columns: list[str] | None = None) ->
         echo_json(rows)
     elif fmt == "nl":
         for row in rows:
+            import json  # here: a context prints none
+
             click.echo(json.dumps(row, ensure_ascii=False))
     elif fmt == "csv":
         import csv
@@ -158,6 +160,8 @@ def _cell(value) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, (dict, list)):
+        import json  # here: a context prints none
+
         return json.dumps(value, ensure_ascii=False)
     return str(value)
 
@@ -215,12 +219,16 @@ def done(action: str, fact, **more) -> dict:
 
 
 def echo_json(data) -> None:
+    import json  # here: a context prints none
+
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def print_doctor(rows: list[dict], as_json: bool = False) -> None:
     """A doctor report, one line per check; exit status 1 when a check failed."""
     if as_json:
+        import json  # here: a context prints none
+
         click.echo(json.dumps(rows, indent=2))
     else:
         for row in rows:

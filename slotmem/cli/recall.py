@@ -6,11 +6,9 @@ import click
 
 from ..agents.context import CANDIDATES, DEFAULT_BUDGET_TOKENS
 from ..records import with_iso_times
-from ..search.fusion import EXPLAIN_COLUMNS as HYBRID_COLUMNS
 from ..search.lexical import EXPLAIN_COLUMNS
 from .app import cli, database_option, open_store
-from .episodes import episode_options
-from .grammar import every, limit_option, tag_option
+from .grammar import episode_options, every, limit_option, tag_option
 from .output import (
     echo_json,
     emit,
@@ -91,6 +89,8 @@ def search(
         columns += ["tags"] if any(hit.fact.tags for hit in hits) else []
         if explain:
             hybrid = any("fused" in row for row in rows)
+            from ..search.fusion import EXPLAIN_COLUMNS as HYBRID_COLUMNS
+
             columns += HYBRID_COLUMNS if hybrid else EXPLAIN_COLUMNS
     emit(rows, fmt, columns)
 

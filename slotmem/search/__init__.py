@@ -15,12 +15,16 @@ process that could not embed, is judged by its words alone).
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from ..records import Hit
-from . import hybrid, lexical, plan, relevance
+from . import lexical, plan, relevance
 from .lexical import Ranking
 from .plan import DocFreqs
 from .query import Query
+
+if TYPE_CHECKING:
+    from .hybrid import VectorLeg
 
 __all__ = ["DocFreqs", "Query", "Ranking", "run"]
 
@@ -32,7 +36,7 @@ def run(
     ranking: Ranking,
     now: int,
     freqs: DocFreqs | None = None,
-    vectors: hybrid.VectorLeg | None = None,
+    vectors: VectorLeg | None = None,
 ) -> list[Hit]:
     """The query's hits, best first. Lexical only unless ``vectors`` (the file's vector leg, when
     it is on) is given and the query allows it; ``freqs`` remembers document frequencies between
@@ -45,6 +49,8 @@ def run(
     budget = plan.HYBRID_BUDGET if blob is not None else None
     chosen = plan.plan(conn, query.terms, budget, freqs) if query.terms else None
     if blob is not None and vectors is not None:
+        from . import hybrid  # a lexical search needs none of it
+
         hits = hybrid.search(
             conn, query, chosen, blob, ranking=ranking, now=now, vectors=vectors, freqs=freqs
         )

@@ -56,6 +56,7 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import terms as text_terms
@@ -198,6 +199,7 @@ def excess(similarity: float, reference: float | None) -> float:
     return max(0.0, similarity - reference) if reference is not None else 0.0
 
 
+PACKAGE = Path(__file__).parent.parent  # slotmem/
 COMMON_WORDS = "data/common-words.txt.gz"
 GENERAL = 300  # a word among the commonest this many is not specific at all
 SPECIFIC = 10_000  # the list's length: a word beyond it is as specific as a name
@@ -205,9 +207,8 @@ SPECIFIC = 10_000  # the list's length: a word beyond it is as specific as a nam
 
 @functools.cache
 def _ranks() -> dict[str, int]:
-    from importlib.resources import files
-
-    words = gzip.decompress(files("slotmem").joinpath(COMMON_WORDS).read_bytes()).decode()
+    # the package's own file (not importlib.resources, whose import costs a cold start more)
+    words = gzip.decompress((PACKAGE / COMMON_WORDS).read_bytes()).decode()
     return {word: rank for rank, word in enumerate(words.split(), 1)}
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import logging
 import os
 import threading
 import time
@@ -45,7 +44,6 @@ try:
 except ImportError:  # pragma: no cover - Windows: every search records before it returns
     fcntl = None  # type: ignore[assignment]
 
-log = logging.getLogger("slotmem")
 
 RETRIES = 3  # busy timeouts a queued batch waits out before it is dropped (with a warning)
 
@@ -163,7 +161,11 @@ class Accesses:
     def _warn(self, kind: str, reason: str) -> None:
         if kind not in self._warned:
             self._warned.add(kind)
-            log.warning("access counts not recorded in %s (%s)", self._connections.path, reason)
+            import logging  # here: a search that warns of nothing needs none of it
+
+            logging.getLogger("slotmem").warning(
+                "access counts not recorded in %s (%s)", self._connections.path, reason
+            )
 
     # -- the queue ----------------------------------------------------------------------------
     def _queue(self, ids: list[str], now: int) -> None:

@@ -24,14 +24,28 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import logging
 import os
+import sys
 import threading
 import time
 import weakref
 from collections.abc import Callable
 
-log = logging.getLogger("slotmem")
+
+def warn(message: str, *, failed: bool = False) -> None:
+    """``message`` to the ``slotmem`` logger when this process has imported logging (``failed``:
+    with the exception being handled), else to standard error, as logging's last resort would
+    write it. The fork handlers import nothing (an import in a child can wait forever on a lock
+    another thread held at the fork), and a read imports no logging."""
+    logging = sys.modules.get("logging")
+    if logging is None:
+        reason = f" ({sys.exc_info()[1]!r})" if failed else ""
+        sys.stderr.write(f"{message}{reason}\n")
+    elif failed:
+        logging.getLogger("slotmem").exception(message)
+    else:
+        logging.getLogger("slotmem").warning(message)
+
 
 _methods: list[weakref.WeakMethod] = []  # objects' reset methods, held weakly
 _callbacks: list[Callable[[], None]] = []  # for locks held by classes and modules
@@ -97,7 +111,7 @@ def _before() -> None:
         left = deadline - time.monotonic()
         if left <= 0:
             _calls.quiet = False
-            log.warning("slotmem: forking while another thread is inside slotmem")
+            warn("slotmem: forking while another thread is inside slotmem")
             break
         changed.wait(left)
     for callback in _before_callbacks:
@@ -148,9 +162,9 @@ def _in_child() -> None:
 def _reset(callback: Callable[[], None]) -> None:
     try:
         callback()
-    except Exception:  # one failure must not leave the others held
+    except Exception:  # noqa: BLE001 - one failure must not leave the others held (warn logs it)
         with contextlib.suppress(Exception):
-            log.exception("slotmem: resetting %r after fork failed", callback)
+            warn(f"slotmem: resetting {callback!r} after fork failed", failed=True)
 
 
 if hasattr(os, "register_at_fork"):  # POSIX

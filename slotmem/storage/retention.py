@@ -21,7 +21,6 @@ its own follows the file's default policy (``DEFAULT_POLICY`` until ``set_defaul
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 from ..records import Fact, PruneReport, SlotPolicy
@@ -89,6 +88,8 @@ def default_policy(conn) -> SlotPolicy:
     found = row.fetchone()
     if found is None:
         return DEFAULT_POLICY
+    import json  # here: only a file with a default policy of its own holds one
+
     saved = json.loads(found[0])
     return SlotPolicy(
         "*", saved["cap"], saved["min_age_days"], saved["min_access_count"], DEFAULT_DESCRIPTION
@@ -97,6 +98,8 @@ def default_policy(conn) -> SlotPolicy:
 
 def set_default(conn, policy: SlotPolicy) -> None:
     """Inside the caller's transaction: ``policy`` becomes the default policy."""
+    import json
+
     value = json.dumps(
         {
             "cap": policy.cap,

@@ -4,7 +4,6 @@ builds put into prompts (slotmem.storage.episodes, slotmem.storage.retrievals)."
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -308,6 +307,8 @@ def _data(value) -> dict | None:
         return None
     if not isinstance(value, Mapping):
         raise InvalidInput(f"data must be a JSON object (a dict), not {type(value).__name__}")
+    import json  # here: a read needs none of it
+
     try:
         text = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as e:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import logging
 import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -22,8 +21,6 @@ from .reads import Reads
 # loads none of them (tests/test_imports.py).
 if TYPE_CHECKING:
     from ..search import duplicates
-
-log = logging.getLogger("slotmem")
 
 
 class Upkeep(Policies, Reads):
@@ -91,7 +88,9 @@ class Upkeep(Policies, Reads):
             for slot in sorted(slots)
         ]
         if not dry_run and not self.checkpoint():
-            log.warning(
+            import logging  # here: a read that warns of nothing needs none of it
+
+            logging.getLogger("slotmem").warning(
                 "the WAL (%s) could not be checkpointed: a connection keeps an old read "
                 "transaction open; 'slotmem doctor' names the processes that have the file open",
                 wal.megabytes(wal.size(wal.wal_path(self.path))),

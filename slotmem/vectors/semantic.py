@@ -11,20 +11,20 @@ Store.
 from __future__ import annotations
 
 import functools
-import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import SlotmemError
 from ..records import Fact
 from ..safety import embedding as scan_embedding
 from ..storage import forks
 from ..storage.db import Connections, transaction
-from . import codec, texts
-from .index import VectorIndex
 
-log = logging.getLogger("slotmem")
+if TYPE_CHECKING:
+    from .index import VectorIndex
+
 
 RECENT_QUERIES = 64  # query vectors remembered (oldest out first)
 MAX_QUERY_CHARS = 4000
@@ -85,7 +85,6 @@ class Semantic:
     def __init__(self, connections: Connections, clock: Callable[[], int]):
         self._connections = connections
         self.clock = clock
-        self.index = VectorIndex(connections.get)
         self._models: dict[str, object] = {}
         self._queries: dict[tuple[str, str], bytes | None] = {}  # recent query vectors
         self._warned: set[str] = set()
@@ -96,6 +95,13 @@ class Semantic:
 
     def _after_fork(self) -> None:
         self._lock = threading.Lock()  # another thread of the parent may have held it
+
+    @functools.cached_property
+    def index(self) -> VectorIndex:
+        """The vector index (imported when first used: a lexical read never needs it)."""
+        from .index import VectorIndex
+
+        return VectorIndex(self._connections.get)
 
     @property
     def conn(self):
@@ -196,6 +202,8 @@ class Semantic:
             top = conn.execute("SELECT max(seq) FROM memory_facts").fetchone()[0]
             self._checked = max(self._checked, top or 0)
             return 0
+        from . import texts
+
         documents = [texts.document(model_id, key, value) for _, _, key, value in rows]
         try:
             blobs = embedders().embed(self.model(), documents)
@@ -260,13 +268,17 @@ class Semantic:
         facts are written, lexical only, and 'slotmem reindex' embeds them later: never a
         half-written fact)."""
         model_id, dimensions = self.model_id(), self.dimensions()
+        if model_id is None or dimensions is None:
+            return None
         pairs = [keyed(item) for item in items]
-        if not pairs or model_id is None or dimensions is None:
+        if not pairs:
             return None
         reason = self.off_reason()
         if reason is not None:
             self._warn_once(NO_VECTOR.format(reason=reason))
             return None
+        from . import texts
+
         documents = list(
             dict.fromkeys(texts.document(model_id, *pair) for pair in pairs if pair[0])
         )
@@ -285,6 +297,8 @@ class Semantic:
         left without a vector, for the next process that embeds to add)."""
         if prepared is None or not facts:
             return
+        from . import texts
+
         by_id = {fact.id: fact for fact in facts}
         ids, rows = list(by_id), []
         for start in range(0, len(ids), 500):
@@ -302,6 +316,8 @@ class Semantic:
     ) -> None:
         """Inside the caller's transaction: (seq, slot, hash, float blob) rows into both
         tables (stored compactly; the signatures are of the float vectors)."""
+        from . import codec
+
         ref = self.model_ref(model_id, dimensions, create=True)
         stored = codec.encode_many([blob for *_, blob in rows])
         self.conn.executemany(
@@ -342,7 +358,9 @@ class Semantic:
             key = (model.model_id, text)  # context contributors ask each slot the same
             if key in self._queries:
                 return self._queries[key], None
-            [blob] = embedders().embed(model, [texts.question(model.model_id, text)])
+            from . import texts
+
+            [blob] = embedders().embed(model, [texts.question(model.model_id, text)], question=True)
         except SlotmemError as e:
             return None, str(e)
         dimensions = self.dimensions()
@@ -363,7 +381,9 @@ class Semantic:
             if message in self._warned:
                 return
             self._warned.add(message)
-        log.warning("%s", message)
+        import logging  # here: a search that warns of nothing needs none of it
+
+        logging.getLogger("slotmem").warning("%s", message)
 
     def forget_query_vectors(self) -> None:
         """Embed every question afresh (the benchmarks time new questions)."""
@@ -398,6 +418,8 @@ class Semantic:
 
     def _matrix(self, seqs: list[int], chunk: int = 500):
         """([seq], unit float32 matrix) of the stored vectors of the file's model of these facts."""
+        from . import codec
+
         found: list[tuple[int, bytes]] = []
         ref, dimensions = self.model_ref(), self.dimensions() or 0
         for start in range(0, len(seqs), chunk):
@@ -415,7 +437,8 @@ class Semantic:
         return [seq for seq, _ in found], codec.decode_many([v for _, v in found], dimensions)
 
     def close(self) -> None:
-        self.index.close()
+        if "index" in self.__dict__:  # made by a first use
+            self.index.close()
 
 
 def scan_vectors(texts: list[str]) -> list[list[float]]:
