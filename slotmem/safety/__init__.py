@@ -19,8 +19,30 @@ miss, so what the scan lets through must still be read back as data, never as in
 the agent that uses it.
 """
 
-from .injection import injection_reason
-from .normalise import normalised, one_line
-from .secrets import redact, secret_reason
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .injection import injection_reason
+    from .normalise import normalised, one_line
+    from .secrets import redact, secret_reason
+
+# Loaded on first use: slotmem.vectors hands ``embedding`` its model on every Store's path, and
+# a read (an agent's `slotmem context`) must not pay for the patterns and the model.
+_HOMES = {
+    "injection_reason": "injection",
+    "normalised": "normalise",
+    "one_line": "normalise",
+    "redact": "secrets",
+    "secret_reason": "secrets",
+}
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f".{_HOMES[name]}", __name__), name)
+
 
 __all__ = ["injection_reason", "normalised", "one_line", "redact", "secret_reason"]

@@ -11,14 +11,12 @@ process (a base install: the model cannot load), the scan weighs texts with its 
 from __future__ import annotations
 
 import functools
-import logging
 import os
 from collections.abc import Callable, Sequence
 
 ENV = "SLOTMEM_SCAN_EMBEDDINGS"  # "0": the scan never uses an embedding model
 Embedder = Callable[[list[str]], Sequence[Sequence[float]]]
 
-log = logging.getLogger("slotmem")
 _embedder: Embedder | None = None
 _failed = False
 
@@ -45,8 +43,12 @@ def vector(text: str) -> tuple[float, ...] | None:
     try:
         return _embedded(text)
     except Exception as e:  # noqa: BLE001 - the model cannot load (a base install) or broke
+        import logging  # only here: a read imports no logging (tests/test_imports.py)
+
         _failed = True
-        log.info("the write scan weighs texts without an embedding model: %s", e)
+        logging.getLogger("slotmem").info(
+            "the write scan weighs texts without an embedding model: %s", e
+        )
         return None
 
 
