@@ -206,6 +206,7 @@ def build(
         cut = plan.take(pinned, min(pinned_budget, budget), "over the pinned budget")
         seen = {item.id for item in pinned}
         found: dict[str, list[Item]] = {}
+        order: dict[str, int] = {}  # the search's order: what breaks ties of relevance
         for slot in slots:
             floor = store.min_relevance(slot) if min_relevance is None else min_relevance
             hits = store.query_facts(
@@ -216,9 +217,11 @@ def build(
                 track_access=False,
                 semantic=semantic,
             )
+            fresh = [hit for hit in hits if hit.fact.id not in seen]
+            order.update((hit.fact.id, rank) for rank, hit in enumerate(fresh))
             found[slot] = sorted(
-                (_item(hit.fact, hit.relevance, dates) for hit in hits if hit.fact.id not in seen),
-                key=lambda item: (-(item.relevance or 0.0), item.key),
+                (_item(hit.fact, hit.relevance, dates) for hit in fresh),
+                key=lambda item: (-(item.relevance or 0.0), order[item.id]),
             )
             if explain:
                 cut += _below(store, message, slot, floor, candidates, semantic, dates)
@@ -227,7 +230,7 @@ def build(
             plan.take(found[slot], plan.used + int(shares[slot] * left), None, stop=True)
         rest = sorted(
             (item for slot in slots for item in found[slot] if item not in plan.chosen),
-            key=lambda item: (-(item.relevance or 0.0), slots.index(item.slot), item.key),
+            key=lambda item: (-(item.relevance or 0.0), slots.index(item.slot), order[item.id]),
         )
         cut += plan.take(rest, budget, "over budget")
         present = track([item.id for item in plan.chosen])
