@@ -77,6 +77,11 @@ TYPICAL_COSINE = 0.15  # of the default model between unrelated texts: the yards
 # The floor a context and the agent tools apply unless a slot's policy or the call says
 # otherwise (chosen by the same script: the highest that meets its targets on what it fitted).
 DEFAULT_FLOOR = 0.003
+# What the vectors find must clear the floor times this (chosen by the same script): a fact
+# found by meaning alone is held to a higher floor than one found by words, which keeps the
+# nearest facts of small talk and general questions out ("Who painted the Mona Lisa?" and every
+# painting a person made) while every fact the words find above the floor stays in.
+SEMANTIC_FLOOR = 1.0
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,12 @@ class Calibration:
 
     lexical: tuple[float, ...] = LEXICAL
     hybrid: tuple[float, ...] = HYBRID
+    semantic_floor: float = SEMANTIC_FLOOR  # a hybrid estimate must clear floor x this
+
+    def hybrid_floor(self, floor: float) -> float:
+        """The floor a hybrid estimate must clear when a search asks for ``floor`` (a lexical
+        hit clears ``floor`` itself: search.monotone adds it back)."""
+        return min(1.0, floor * self.semantic_floor)
 
     def relevance(
         self,
