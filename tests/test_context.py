@@ -352,15 +352,3 @@ def test_policy_sets_the_floor_from_the_cli(memory, db_path):
     assert memory.policy("project").min_relevance is None  # nothing changed
     new = policy("notes", "--min-relevance", "0.1")
     assert new.exit_code == 2 and "give it a --cap" in new.output
-
-
-def test_equal_relevance_goes_to_the_fact_the_search_ranks_first(store):
-    """Ties of relevance follow the search's order (here the shorter fact, as bm25 ranks it),
-    not the key: the budget's last place goes to the better match."""
-    store.upsert("user", "a.notes", "Tea, noted.")
-    store.upsert("user", "z.short", "Tea.")
-    hits = store.query_facts("tea", slots=["user"], track_access=False)
-    assert [hit.fact.key for hit in hits] == ["z.short", "a.notes"]
-    assert hits[0].relevance == hits[1].relevance
-    built = build(store, "tea", ["user"], budget_tokens=18, pinned_tokens=0)
-    assert [item.key for item in built.facts()] == ["z.short"]

@@ -206,7 +206,6 @@ def build(
         cut = plan.take(pinned, min(pinned_budget, budget), "over the pinned budget")
         seen = {item.id for item in pinned}
         found: dict[str, list[Item]] = {}
-        order: dict[str, int] = {}  # the search's order: what breaks ties of relevance
         for slot in slots:
             floor = store.min_relevance(slot) if min_relevance is None else min_relevance
             hits = store.query_facts(
@@ -217,11 +216,9 @@ def build(
                 track_access=False,
                 semantic=semantic,
             )
-            fresh = [hit for hit in hits if hit.fact.id not in seen]
-            order.update((hit.fact.id, rank) for rank, hit in enumerate(fresh))
             found[slot] = sorted(
-                (_item(hit.fact, hit.relevance, dates) for hit in fresh),
-                key=lambda item: (-(item.relevance or 0.0), order[item.id]),
+                (_item(hit.fact, hit.relevance, dates) for hit in hits if hit.fact.id not in seen),
+                key=lambda item: (-(item.relevance or 0.0), item.key),
             )
             if explain:
                 cut += _below(store, message, slot, floor, candidates, semantic, dates)
@@ -230,7 +227,7 @@ def build(
             plan.take(found[slot], plan.used + int(shares[slot] * left), None, stop=True)
         rest = sorted(
             (item for slot in slots for item in found[slot] if item not in plan.chosen),
-            key=lambda item: (-(item.relevance or 0.0), slots.index(item.slot), order[item.id]),
+            key=lambda item: (-(item.relevance or 0.0), slots.index(item.slot), item.key),
         )
         cut += plan.take(rest, budget, "over budget")
         present = track([item.id for item in plan.chosen])
