@@ -16,10 +16,16 @@ The floor: the highest value of ``FLOORS`` at which, on the conversations fitted
 at or above it still hold a relevant fact for ``TARGET`` of the answerable category-4 questions
 (those some observation answers) in each mode: as little noise as keeps the answers.
 
+The semantic floor (relevance.SEMANTIC_FLOOR: what the hybrid estimate alone lets in must clear
+the floor times it): the highest of ``SEMANTIC_FLOORS`` that meets the hybrid targets and costs
+at most ``SEMANTIC_LOSS`` of any hybrid share kept, on the rows fitted. A hybrid context holds
+what the lexical one holds (search.monotone), so hybrid figures count both legs' candidates.
+
 Printed: the constants and floor fitted on all five conversations (what slotmem ships), then for
 each conversation held out, what was fitted on the other four and how it does on the one left
 out (log-loss of the relevance, answers kept at the floor, candidates per question at the floor,
-off-topic candidates per message at the floor: benchmarks/data/offtopic.json, never fitted on).
+off-topic candidates per message at the floor: benchmarks/data/offtopic.json, never fitted on),
+each dev family held out, and what each semantic floor keeps and lets in on all that is fitted.
 benchmarks/context.py runs the whole context builder with these held-out fits (``--parts quality``).
 """
 

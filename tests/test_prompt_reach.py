@@ -79,12 +79,13 @@ MESSAGES = [question for *_, question in PAIRS] + OFFTOPIC + [value for _, value
     message=st.sampled_from(MESSAGES) | st.text(max_size=60),
     floor=st.sampled_from([None, 0.0, 0.001, 0.006, 0.02, 0.1, 0.5]),
     slots=st.sampled_from([("user", "project"), ("project",), ("user",)]),
+    semantic_floor=st.sampled_from([1.0, 2.0]),
 )
-def test_semantic_search_never_takes_a_fact_out_of_a_context(message, floor, slots):
+def test_semantic_search_never_takes_a_fact_out_of_a_context(message, floor, slots, semantic_floor):
     store = benchmark_store()
     assert store.semantic.off_reason() is None
 
-    def keys(semantic):
+    def keys(semantic, store):
         ctx = build(
             store,
             message,
@@ -96,7 +97,9 @@ def test_semantic_search_never_takes_a_fact_out_of_a_context(message, floor, slo
         )
         return {item.key: item.relevance for item in ctx.facts()}
 
-    lexical, hybrid = keys(False), keys(True)
+    ranking = Ranking(calibration=Calibration(semantic_floor=semantic_floor))
+    with Store(store.path, ranking=ranking) as raised:  # a higher floor for meaning alone
+        lexical, hybrid = keys(False, store), keys(True, raised)
     assert set(lexical) <= set(hybrid)
     assert all(hybrid[key] >= relevance for key, relevance in lexical.items())
 

@@ -77,10 +77,11 @@ TYPICAL_COSINE = 0.15  # of the default model between unrelated texts: the yards
 # The floor a context and the agent tools apply unless a slot's policy or the call says
 # otherwise (chosen by the same script: the highest that meets its targets on what it fitted).
 DEFAULT_FLOOR = 0.003
-# What the vectors find must clear the floor times this (chosen by the same script): a fact
-# found by meaning alone is held to a higher floor than one found by words, which keeps the
+# What the hybrid estimate alone lets in must clear the floor times this; what the words alone
+# find above the floor stays in whatever it is (search.monotone). Above 1 it keeps more of the
 # nearest facts of small talk and general questions out ("Who painted the Mona Lisa?" and every
-# painting a person made) while every fact the words find above the floor stays in.
+# painting a person made) and costs answers found by meaning; the same script chooses it, as the
+# highest that costs nothing on what it fits: 1 (docs/benchmarks.md has the trade-off).
 SEMANTIC_FLOOR = 1.0
 
 
