@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slotmem import Ranking, Store
+from slotmem import InvalidInput, Ranking, Store
 from slotmem.agents.context import build
 from slotmem.search.relevance import Calibration
 from slotmem.vectors import embedders, texts
@@ -130,6 +130,12 @@ def test_what_the_vectors_alone_find_clears_a_higher_floor():
     assert hit.fact.id in found(1.0)
     assert hit.fact.id not in found(2.0)
     assert {id for id, relevance in words.items() if relevance >= floor} <= found(2.0)
+
+
+@pytest.mark.parametrize("factor", [-1, float("nan"), "2", True, None])
+def test_a_bad_semantic_floor_is_refused(factor):
+    with pytest.raises(InvalidInput, match="semantic_floor"):
+        Calibration(semantic_floor=factor)
 
 
 def test_a_keyed_fact_found_by_words_stays_in_with_semantic_on(store):

@@ -58,6 +58,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..errors import InvalidInput
 from . import terms as text_terms
 from .stemmer import stem
 
@@ -92,6 +93,11 @@ class Calibration:
     lexical: tuple[float, ...] = LEXICAL
     hybrid: tuple[float, ...] = HYBRID
     semantic_floor: float = SEMANTIC_FLOOR  # a hybrid estimate must clear floor x this
+
+    def __post_init__(self):
+        factor = self.semantic_floor
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor >= 0:
+            raise InvalidInput(f"semantic_floor must be a number >= 0, not {factor!r}")
 
     def hybrid_floor(self, floor: float) -> float:
         """The floor a hybrid estimate must clear when a search asks for ``floor`` (a lexical
