@@ -25,6 +25,9 @@ slot per person, facts written at their session's time), four tables:
   shipped constants (fitted on these conversations), and held out (each conversation's contexts
   built with the constants and floor benchmarks/fit_relevance.py fits on the other four and the
   agent memories' dev families).
+- **reach**: what limits *on-topic (answerable)*: the same held-out contexts (and the shipped
+  constants' in-sample ones) for each of ``REACH_GRID``'s candidates per slot, token budget and
+  semantic floor (``Calibration.semantic_floor``), with the median milliseconds of a build.
 - **retrieval**: ``query_facts(question, limit=10)`` over all slots, categories 1-4: R@10 (the
   share of a question's evidence turns cited by the top 10 facts) and MRR (1 / rank of the first
   fact citing one), beside benchmarks/locomo.py's turn-level figures (a fact per dialog turn).
@@ -38,6 +41,7 @@ slot per person, facts written at their session's time), four tables:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import multiprocessing
 import os
 import re
@@ -62,7 +66,7 @@ from slotmem import Ranking, Store
 from slotmem.agents import context
 from slotmem.agents.context import estimate_tokens
 
-PARTS = ("agents", "probe", "quality", "retrieval", "tracking", "cold")
+PARTS = ("agents", "probe", "quality", "reach", "retrieval", "tracking", "cold")
 KEY = re.compile(r"^- \*\*(.+?)\*\*", re.MULTILINE)
 
 
@@ -167,6 +171,78 @@ def quality(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -
         f"\n{answerable} of {total} category-4 questions have an observation citing their evidence;"
         f" {len(offtopic)} off-topic messages x {len(memories)} memories"
     )
+
+
+# -- reach: candidates per slot x budget x semantic floor ------------------------------------------
+# (candidates per slot, budget_tokens, semantic floor): the defaults first
+REACH_GRID = [
+    (30, 1000, 1.0),
+    (100, 1000, 1.0),
+    (30, 1000, 1.5),
+    (30, 1000, 2.0),
+    (30, 1000, 3.0),
+    (30, 2000, 1.0),
+    (60, 2000, 1.0),
+    (60, 2000, 2.0),
+    (100, 3000, 1.0),
+    (100, 3000, 2.0),
+]
+
+
+def reach(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -> None:
+    """Each setting of REACH_GRID, held out (each conversation with the constants and floor
+    fitted without it) and in-sample (the constants and floor fitted on all five): the share
+    of answerable category-4 questions whose context holds an answering fact, off-topic facts
+    per message (offtopic.json), median milliseconds per build; lexical / hybrid."""
+    offtopic = observations.offtopic()
+    rows = fit_relevance.collect(memories, directory) + fit_relevance.agent_rows(directory, path)
+    fitted = {"held out": fit_relevance.folds(memories, rows)}
+    everything = fit_relevance.calibrate(rows, fit_relevance.answerable(memories))
+    fitted["in-sample"] = {memory.sample_id: everything for memory in memories}
+    print(
+        "| constants | candidates per slot | budget | semantic floor | on-topic (answerable) "
+        "| off-topic facts per message | ms per build (median) |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for which, constants in fitted.items():
+        for candidates, budget, semantic_floor in REACH_GRID:
+            cells = {}
+            for mode in fit_relevance.MODES:
+                found, off, ms = [], [], []
+                for memory in memories:
+                    calibration, floor = constants[memory.sample_id]
+                    ranking = Ranking(
+                        calibration=dataclasses.replace(calibration, semantic_floor=semantic_floor)
+                    )
+                    asked = [(q.text, q) for q in memory.questions if q.category == 4]
+                    asked = [(t, q) for t, q in asked if memory.answerable(q)]
+                    asked += [(text, None) for text in offtopic]
+                    with Store(directory / f"{memory.sample_id}.db", ranking=ranking) as store:
+                        for text, question in asked:
+                            start = time.perf_counter()
+                            built = context.build(
+                                store,
+                                text,
+                                memory.slots,
+                                budget_tokens=budget,
+                                min_relevance=floor,
+                                candidates=candidates,
+                                semantic=mode == "hybrid",
+                                track_access=False,
+                            )
+                            ms.append((time.perf_counter() - start) * 1000)
+                            keys = [item.key for item in built.facts()]
+                            if question is None:
+                                off.append(len(keys))
+                            else:
+                                found.append(memory.relevant(keys, question))
+                cells[mode] = (statistics.mean(found), statistics.mean(off), statistics.median(ms))
+            lex, hyb = cells["lexical"], cells["hybrid"]
+            print(
+                f"| {which} | {candidates} | {budget} | {semantic_floor:g} | {lex[0]:.3f} / {hyb[0]:.3f} "
+                f"| {lex[1]:.2f} / {hyb[1]:.2f} | {lex[2]:.0f} / {hyb[2]:.0f} |",
+                flush=True,
+            )
 
 
 # -- agents: what agents store (benchmarks/agent_memory.py) ---------------------------------

@@ -16,16 +16,23 @@ The floor: the highest value of ``FLOORS`` at which, on the conversations fitted
 at or above it still hold a relevant fact for ``TARGET`` of the answerable category-4 questions
 (those some observation answers) in each mode: as little noise as keeps the answers.
 
+The semantic floor (relevance.SEMANTIC_FLOOR: what the hybrid estimate alone lets in must clear
+the floor times it): the highest of ``SEMANTIC_FLOORS`` that meets the hybrid targets and costs
+at most ``SEMANTIC_LOSS`` of any hybrid share kept, on the rows fitted. A hybrid context holds
+what the lexical one holds (search.monotone), so hybrid figures count both legs' candidates.
+
 Printed: the constants and floor fitted on all five conversations (what slotmem ships), then for
 each conversation held out, what was fitted on the other four and how it does on the one left
 out (log-loss of the relevance, answers kept at the floor, candidates per question at the floor,
-off-topic candidates per message at the floor: benchmarks/data/offtopic.json, never fitted on).
+off-topic candidates per message at the floor: benchmarks/data/offtopic.json, never fitted on),
+each dev family held out, and what each semantic floor keeps and lets in on all that is fitted.
 benchmarks/context.py runs the whole context builder with these held-out fits (``--parts quality``).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import tempfile
 import time
@@ -83,6 +90,7 @@ class Candidate:
     excess: float = 0.0  # similarity above the slot's typical one (hybrid)
     specific: float = 0.0  # the specificity of the most specific query word it holds
     kind: str = ""  # agent memories' questions: "keyed", "paraphrased" or "mention"
+    fact: str = ""  # its slot and key (a hybrid context holds the lexical one's too)
 
 
 def candidates(store, memory: observations.Memory, offtopic: list[str]) -> list[Candidate]:
@@ -142,6 +150,7 @@ def candidate(
         parts.get("excess") or 0.0,
         specific=parts.get("specific") or 0.0,
         kind=kind,
+        fact=f"{hit.fact.slot}/{hit.fact.key}",
     )
 
 
@@ -223,7 +232,7 @@ def fit(rows: list[Candidate]) -> Calibration:
         for column, value in zip(USED[mode], w[1:]):
             full[column + 1] = float(value)
         constants[mode] = tuple(round(v, 3) for v in full)
-    return Calibration(**constants)
+    return Calibration(**constants, semantic_floor=1.0)  # choose_semantic_floor sets it
 
 
 def relevance(calibration: Calibration, rows: list[Candidate]) -> np.ndarray:
@@ -241,17 +250,36 @@ def answers_kept(rows, likely, floor, answerable) -> float:
     return len(kept & answerable) / max(1, len(answerable))
 
 
-def agent_kept(calibration: Calibration, rows, floor: float, mode: str, kind: str) -> float:
-    """The share of agent-memory questions of this kind with their fact at the floor."""
-    asked: dict[tuple[str, int], bool] = {}
-    for r in rows:
-        if r.kind == kind and r.mode == mode:
-            key = (r.conversation, r.message)
-            likely = calibration.relevance(
-                r.coverage, r.matched, r.similarity, r.key, r.excess, r.specific
-            )
-            asked[key] = asked.get(key, False) or (r.relevant and likely >= floor)
-    return sum(asked.values()) / len(asked) if asked else 1.0
+def agent_kept(
+    calibration: Calibration, rows, floor: float, mode: str, kind: str, monotone: bool = True
+) -> float:
+    """The share of agent-memory questions of this kind with their fact at the floor (hybrid:
+    its hybrid estimate at ``calibration.hybrid_floor(floor)``, or, ``monotone``, its lexical
+    one at the floor, as search.monotone adds it back)."""
+    part = [r for r in rows if r.kind == kind and (r.mode == mode or monotone)]
+    asked = {(r.conversation, r.message) for r in part if r.mode == mode}
+    found = held_relevant(calibration, part, floor, mode)
+    return len(found & asked) / len(asked) if asked else 1.0
+
+
+def held_facts(calibration: Calibration, rows, floor: float, mode: str) -> dict:
+    """(conversation, message) -> the candidates a context at the floor holds, in this mode."""
+    if mode == "hybrid":
+        return hybrid_kept(calibration, rows, floor)
+    held: dict[tuple[str, int], set[str]] = {}
+    part = [r for r in rows if r.mode == mode]
+    for r, likely in zip(part, relevance(calibration, part)):
+        if likely >= floor:
+            held.setdefault((r.conversation, r.message), set()).add(r.fact)
+    return held
+
+
+def held_relevant(calibration: Calibration, rows, floor: float, mode: str) -> set:
+    """(conversation, message) of the questions whose context at the floor holds a relevant
+    candidate, in this mode."""
+    held = held_facts(calibration, rows, floor, mode)
+    relevant = {(r.conversation, r.message, r.fact) for r in rows if r.relevant}
+    return {q for q, facts in held.items() if any((*q, f) in relevant for f in facts)}
 
 
 def choose_floor(calibration: Calibration, rows, answerable) -> float:
@@ -269,10 +297,56 @@ def choose_floor(calibration: Calibration, rows, answerable) -> float:
             kept = answers_kept(part, relevance(calibration, part), floor, answerable)
             ok = ok and kept >= TARGET[mode]
         for (mode, kind), target in AGENT_TARGET.items():
-            ok = ok and (not agents or agent_kept(calibration, agents, floor, mode, kind) >= target)
+            # each leg on its own, as the floor was always chosen (the union only adds)
+            kept = agent_kept(calibration, agents, floor, mode, kind, monotone=False)
+            ok = ok and (not agents or kept >= target)
         if ok:
             best = floor
     return best
+
+
+SEMANTIC_FLOORS = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0)  # relevance.SEMANTIC_FLOOR's grid
+SEMANTIC_LOSS = 0.0  # of a hybrid share kept at semantic floor 1, at most, on what is fitted
+
+
+def hybrid_kept(calibration: Calibration, rows, floor: float) -> dict[tuple[str, int], set[str]]:
+    """(conversation, message) -> the facts a hybrid context at this floor holds among the
+    candidates: those whose hybrid estimate clears ``calibration.hybrid_floor(floor)`` and
+    those whose lexical one clears the floor (search.monotone adds them back)."""
+    held: dict[tuple[str, int], set[str]] = {}
+    bars = {"lexical": floor, "hybrid": calibration.hybrid_floor(floor)}
+    for r, likely in zip(rows, relevance(calibration, rows)):
+        if likely >= bars[r.mode]:
+            held.setdefault((r.conversation, r.message), set()).add(r.fact)
+    return held
+
+
+def choose_semantic_floor(calibration: Calibration, rows, floor: float, answerable) -> Calibration:
+    """The calibration with the highest of SEMANTIC_FLOORS at which hybrid contexts, on the
+    rows fitted, still meet the hybrid targets and keep each hybrid share (LoCoMo's answers,
+    the agent memories' keyed, paraphrased and mention questions) within SEMANTIC_LOSS of what
+    they keep at 1 (the targets alone chose 3 to 4, which let LoCoMo's off-topic facts fall to
+    0.28 but cost the agent memories' paraphrased questions 2 to 3 points)."""
+    kinds = {(r.conversation, r.message): r.kind for r in rows if r.kind}
+    sets = {("locomo", TARGET["hybrid"]): answerable}
+    for (mode, kind), target in AGENT_TARGET.items():
+        asked = {q for q, k in kinds.items() if k == kind}
+        if mode == "hybrid" and asked:
+            sets[(kind, target)] = asked
+
+    def shares(ratio: float) -> dict:
+        found = held_relevant(
+            dataclasses.replace(calibration, semantic_floor=ratio), rows, floor, "hybrid"
+        )
+        return {name: len(found & asked) / max(1, len(asked)) for name, asked in sets.items()}
+
+    base = shares(SEMANTIC_FLOORS[0])
+    best = SEMANTIC_FLOORS[0]
+    for ratio in SEMANTIC_FLOORS[1:]:
+        kept = shares(ratio)
+        if all(kept[n] >= n[1] and kept[n] >= base[n] - SEMANTIC_LOSS for n in sets):
+            best = ratio
+    return dataclasses.replace(calibration, semantic_floor=best)
 
 
 def quiet(calibration: Calibration, locomo, floor: float) -> bool:
@@ -323,17 +397,20 @@ def agent_rows(directory: Path, path: Path | None = None) -> list[Candidate]:
     return rows
 
 
+def calibrate(rows, answerable) -> tuple[Calibration, float]:
+    """The constants, the floor, then the semantic floor, each chosen on ``rows``."""
+    calibration = fit(rows)
+    floor = choose_floor(calibration, rows, answerable)
+    return choose_semantic_floor(calibration, rows, floor, answerable), floor
+
+
 def folds(memories, rows) -> dict[str, tuple[Calibration, float]]:
     """conversation -> (the calibration and floor fitted without it)."""
     fitted = {}
     for memory in memories:
         rest = [r for r in rows if r.conversation != memory.sample_id]
         others = [m for m in memories if m.sample_id != memory.sample_id]
-        calibration = fit(rest)
-        fitted[memory.sample_id] = (
-            calibration,
-            choose_floor(calibration, rest, answerable(others)),
-        )
+        fitted[memory.sample_id] = calibrate(rest, answerable(others))
     return fitted
 
 
@@ -444,11 +521,14 @@ def families_held_out(memories, rows, agents) -> None:
     for name in names:
         held = [r for r in agents if r.conversation.endswith(":" + name)]
         rest = rows + [r for r in agents if not r.conversation.endswith(":" + name)]
-        calibration = fit(rest)
-        floor = choose_floor(calibration, rest, answerable(memories))
+        calibration, floor = calibrate(rest, answerable(memories))
         kept = [agent_kept(calibration, held, floor, mode, kind) for mode, kind in HELD_OUT_COLUMNS]
         totals.append(kept)
-        print(f"| {name} (floor {floor}) | " + " | ".join(f"{k:.2f}" for k in kept) + " |")
+        print(
+            f"| {name} (floor {floor}, x{calibration.semantic_floor:g}) | "
+            + " | ".join(f"{k:.2f}" for k in kept)
+            + " |"
+        )
     mean = np.mean(totals, axis=0)
     print("| **mean** | " + " | ".join(f"**{k:.3f}**" for k in mean) + " |")
 
@@ -456,14 +536,14 @@ def families_held_out(memories, rows, agents) -> None:
 def fitted(memories, locomo_rows, agents, start) -> None:
     """What slotmem ships, then each conversation and each dev family held out."""
     rows = locomo_rows + agents
-    calibration = fit(rows)
-    floor = choose_floor(calibration, rows, answerable(memories))
+    calibration, floor = calibrate(rows, answerable(memories))
     print(
         f"All five conversations and the agent memories' dev families ({len(rows)} candidates, "
         f"{time.perf_counter() - start:.0f} s):"
     )
     print(
-        f"LEXICAL = {calibration.lexical}\nHYBRID = {calibration.hybrid}\nDEFAULT_FLOOR = {floor}\n"
+        f"LEXICAL = {calibration.lexical}\nHYBRID = {calibration.hybrid}\nDEFAULT_FLOOR = {floor}"
+        f"\nSEMANTIC_FLOOR = {calibration.semantic_floor}\n"
     )
     print(
         "| held out | mode | a, b, c, d | floor | log-loss | answers kept | per question | off-topic |"
@@ -472,25 +552,29 @@ def fitted(memories, locomo_rows, agents, start) -> None:
     totals: dict[str, list[float]] = {mode: [0.0] * 5 for mode in MODES}
     for name, (fold, fold_floor) in folds(memories, rows).items():
         held = [m for m in memories if m.sample_id == name]
+        both = [r for r in rows if r.conversation == name]
+        category = {r.message: r.category for r in both}
         for mode in MODES:
-            part = [r for r in rows if r.conversation == name and r.mode == mode]
-            asked = [r for r in part if r.category > 0]
+            asked = [r for r in both if r.mode == mode and r.category > 0]
             likely = relevance(fold, asked)
             y = np.array([r.relevant for r in asked], dtype=float)
             loss = float(
                 -np.mean(y * np.log(likely + 1e-12) + (1 - y) * np.log(1 - likely + 1e-12))
             )
-            kept = answers_kept(asked, likely, fold_floor, answerable(held))
-            questions = [r for r in asked if r.category == 4]
-            per_question = sum(relevance(fold, questions) >= fold_floor) / max(
-                1, len({r.message for r in questions})
-            )
-            off = [r for r in part if r.category == 0]
-            off_topic = sum(relevance(fold, off) >= fold_floor) / len(observations.offtopic())
+            # what a context at the fold's floor holds (hybrid: search.monotone's union)
+            found = {message for _, message in held_relevant(fold, both, fold_floor, mode)}
+            kept = len(found & {i for _, i in answerable(held)}) / max(1, len(answerable(held)))
+            facts = held_facts(fold, both, fold_floor, mode)
+            count = {
+                c: sum(len(f) for (_, i), f in facts.items() if category[i] == c) for c in (0, 4)
+            }
+            per_question = count[4] / max(1, sum(1 for c in set(category.items()) if c[1] == 4))
+            off_topic = count[0] / len(observations.offtopic())
             constants = ", ".join(f"{v:g}" for v in getattr(fold, mode))
+            semantic = f" x{fold.semantic_floor:g}" if mode == "hybrid" else ""
             print(
-                f"| {name} | {mode} | {constants} | {fold_floor} | {loss:.4f} | {kept:.3f} | "
-                f"{per_question:.1f} | {off_topic:.2f} |"
+                f"| {name} | {mode} | {constants} | {fold_floor}{semantic} | {loss:.4f} | "
+                f"{kept:.3f} | {per_question:.1f} | {off_topic:.2f} |"
             )
             for i, value in enumerate((loss, kept, per_question, off_topic, 1)):
                 totals[mode][i] += value
@@ -500,6 +584,31 @@ def fitted(memories, locomo_rows, agents, start) -> None:
             f"| {off_topic / n:.2f} |"
         )
     families_held_out(memories, locomo_rows, agents)
+    semantic_floors(memories, calibration, floor, rows)
+
+
+def semantic_floors(memories, calibration: Calibration, floor: float, rows) -> None:
+    """What each semantic floor keeps and lets in, on everything fitted (the trade-off
+    choose_semantic_floor reads)."""
+    print(
+        "\n| semantic floor | LoCoMo answers kept (hybrid) | agent keyed / paraphrased / mention "
+        "(hybrid) | offtopic_dev.json candidates per message and memory (hybrid) |"
+    )
+    print("|---|---|---|---|")
+    locomo = [r for r in rows if ":" not in r.conversation]
+    agents = [r for r in rows if ":" in r.conversation]
+    messages = len(observations.offtopic(dev=True)) * len(memories)
+    for ratio in SEMANTIC_FLOORS:
+        fold = dataclasses.replace(calibration, semantic_floor=ratio)
+        found = held_relevant(fold, locomo, floor, "hybrid")
+        kept = len(found & answerable(memories)) / len(answerable(memories))
+        kinds = " / ".join(
+            f"{agent_kept(fold, agents, floor, 'hybrid', kind):.3f}"
+            for kind in ("keyed", "paraphrased", "mention")
+        )
+        held = held_facts(fold, [r for r in locomo if r.category == DEV_OFFTOPIC], floor, "hybrid")
+        off = sum(len(facts) for facts in held.values()) / messages
+        print(f"| {ratio:g} | {kept:.3f} | {kinds} | {off:.2f} |")
 
 
 if __name__ == "__main__":

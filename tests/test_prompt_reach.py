@@ -11,8 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slotmem import Store
+from slotmem import InvalidInput, Ranking, Store
 from slotmem.agents.context import build
+from slotmem.search.relevance import Calibration
 from slotmem.vectors import embedders, texts
 from slotmem.vectors.semantic import content_hash
 
@@ -78,12 +79,13 @@ MESSAGES = [question for *_, question in PAIRS] + OFFTOPIC + [value for _, value
     message=st.sampled_from(MESSAGES) | st.text(max_size=60),
     floor=st.sampled_from([None, 0.0, 0.001, 0.006, 0.02, 0.1, 0.5]),
     slots=st.sampled_from([("user", "project"), ("project",), ("user",)]),
+    semantic_floor=st.sampled_from([1.0, 2.0]),
 )
-def test_semantic_search_never_takes_a_fact_out_of_a_context(message, floor, slots):
+def test_semantic_search_never_takes_a_fact_out_of_a_context(message, floor, slots, semantic_floor):
     store = benchmark_store()
     assert store.semantic.off_reason() is None
 
-    def keys(semantic):
+    def keys(semantic, store):
         ctx = build(
             store,
             message,
@@ -95,9 +97,45 @@ def test_semantic_search_never_takes_a_fact_out_of_a_context(message, floor, slo
         )
         return {item.key: item.relevance for item in ctx.facts()}
 
-    lexical, hybrid = keys(False), keys(True)
+    ranking = Ranking(calibration=Calibration(semantic_floor=semantic_floor))
+    with Store(store.path, ranking=ranking) as raised:  # a higher floor for meaning alone
+        lexical, hybrid = keys(False, store), keys(True, raised)
     assert set(lexical) <= set(hybrid)
     assert all(hybrid[key] >= relevance for key, relevance in lexical.items())
+
+
+def test_what_the_vectors_alone_find_clears_a_higher_floor():
+    """Calibration.semantic_floor: a hit whose hybrid estimate clears the floor, but not the
+    floor times semantic_floor, and whose words alone do not clear it, stays out; what the
+    words alone find above the floor stays in."""
+    store = benchmark_store()
+    for message in MESSAGES:
+        words = {
+            hit.fact.id: hit.relevance
+            for hit in store.query_facts(message, limit=50, semantic=False, track_access=False)
+        }
+        hits = store.query_facts(message, limit=50, track_access=False)
+        meaning = [hit for hit in hits if hit.relevance > 2 * words.get(hit.fact.id, 0.0) > 0]
+        if meaning:
+            break
+    hit = meaning[0]
+    floor = hit.relevance / 1.5  # cleared by its hybrid estimate, not by twice the floor
+
+    def found(semantic_floor):
+        ranking = Ranking(calibration=Calibration(semantic_floor=semantic_floor))
+        with Store(store.path, ranking=ranking) as strict:
+            hits = strict.query_facts(message, limit=50, min_relevance=floor, track_access=False)
+            return {found.fact.id for found in hits}
+
+    assert hit.fact.id in found(1.0)
+    assert hit.fact.id not in found(2.0)
+    assert {id for id, relevance in words.items() if relevance >= floor} <= found(2.0)
+
+
+@pytest.mark.parametrize("factor", [-1, float("nan"), "2", True, None])
+def test_a_bad_semantic_floor_is_refused(factor):
+    with pytest.raises(InvalidInput, match="semantic_floor"):
+        Calibration(semantic_floor=factor)
 
 
 def test_a_keyed_fact_found_by_words_stays_in_with_semantic_on(store):

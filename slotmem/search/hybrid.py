@@ -79,6 +79,8 @@ def search(
     )
     hits = []
     calibration, floor = ranking.calibration, query.min_relevance
+    if floor is not None:  # found by meaning: a higher floor (search.monotone keeps the words')
+        floor = calibration.hybrid_floor(floor)
     for fused in fusion.fuse(coverage, cosine, weight, semantic_ranks=ranks):
         if fused.score <= 0 or (query.min_score is not None and fused.score < query.min_score):
             break  # neither leg says anything for the rest

@@ -59,6 +59,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import InvalidInput
 from . import terms as text_terms
 from .stemmer import stem
 
@@ -78,6 +79,12 @@ TYPICAL_COSINE = 0.15  # of the default model between unrelated texts: the yards
 # The floor a context and the agent tools apply unless a slot's policy or the call says
 # otherwise (chosen by the same script: the highest that meets its targets on what it fitted).
 DEFAULT_FLOOR = 0.003
+# What the hybrid estimate alone lets in must clear the floor times this; what the words alone
+# find above the floor stays in whatever it is (search.monotone). Above 1 it keeps more of the
+# nearest facts of small talk and general questions out ("Who painted the Mona Lisa?" and every
+# painting a person made) and costs answers found by meaning; the same script chooses it, as the
+# highest that costs nothing on what it fits: 1 (docs/benchmarks.md has the trade-off).
+SEMANTIC_FLOOR = 1.0
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,17 @@ class Calibration:
 
     lexical: tuple[float, ...] = LEXICAL
     hybrid: tuple[float, ...] = HYBRID
+    semantic_floor: float = SEMANTIC_FLOOR  # a hybrid estimate must clear floor x this
+
+    def __post_init__(self):
+        factor = self.semantic_floor
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor >= 0:
+            raise InvalidInput(f"semantic_floor must be a number >= 0, not {factor!r}")
+
+    def hybrid_floor(self, floor: float) -> float:
+        """The floor a hybrid estimate must clear when a search asks for ``floor`` (a lexical
+        hit clears ``floor`` itself: search.monotone adds it back)."""
+        return min(1.0, floor * self.semantic_floor)
 
     def relevance(
         self,
