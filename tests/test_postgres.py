@@ -1,0 +1,230 @@
+"""A memory on PostgreSQL (slotmem.pg): the Store's core operations, the same on a file and on
+the server (the ``memory`` fixture runs each test on both), and what PostgreSQL refuses."""
+
+import json
+
+import pytest
+
+from slotmem import Store
+from slotmem.errors import (
+    DatabaseNotFound,
+    ForeignDatabase,
+    InvalidInput,
+    ProtectedFact,
+    SchemaTooNew,
+    SlotmemError,
+    StorageError,
+)
+
+
+@pytest.fixture(params=["file", "postgresql"])
+def memory(request, tmp_path, clock):
+    if request.param == "file":
+        target = tmp_path / "m.db"
+    else:
+        target = request.getfixturevalue("pg_url")
+    with Store(target, create=True, clock=clock) as mem:
+        yield mem
+
+
+def test_a_url_opens_a_postgres_store_and_a_path_a_file(pg_url, tmp_path):
+    from slotmem.pg.store import PostgresStore
+    from slotmem.store import Store as FileStore
+
+    with Store(pg_url, create=True) as server, Store(tmp_path / "a.db", create=True) as file:
+        assert isinstance(server, PostgresStore)
+        assert isinstance(file, FileStore)
+        assert server.migrated == ["0001_initial"]
+    with Store(pg_url) as again:  # migrated once: a second open applies nothing
+        assert again.migrated == []
+
+
+def test_upsert_history_and_key_forms(memory, clock):
+    assert memory.upsert("user", "name", "Marta").action == "created"
+    clock.advance(ms=5)
+    result = memory.upsert("user", "Name", "Marta Silva", source="chat")
+    assert (result.action, result.fact.key, result.previous.value) == ("updated", "name", "Marta")
+    assert memory.upsert("user", "name", "Marta Silva", source="chat").action == "unchanged"
+    assert memory.get("user", "NAME").value == "Marta Silva"
+    entries = memory.history("user", "name")
+    assert [(e.value, e.reason, e.version) for e in entries] == [("Marta", "update", 1)]
+    assert memory.history(reason="update")[0].value == "Marta"
+    assert memory.delete("user", "name", source="me")
+    assert memory.get("user", "name") is None
+    assert not memory.delete("user", "name")
+    assert [(e.reason, e.version) for e in memory.history("user", "name")] == [
+        ("delete", 2),
+        ("update", 1),
+    ]
+
+
+def test_upsert_many_is_one_batch(memory):
+    results = memory.upsert_many(
+        [{"slot": "p", "key": "a", "value": "1"}, {"slot": "p", "key": "b", "value": "2"}]
+    )
+    assert [r.action for r in results] == ["created", "created"]
+    with pytest.raises(InvalidInput, match="item 1"):
+        memory.upsert_many([{"slot": "p", "key": "c", "value": "3"}, {"slot": "p", "key": "d"}])
+    assert memory.get("p", "c") is None  # the bad item rejected the batch
+
+
+def test_list_orders_slots_and_filters(memory, clock):
+    for key in ["b", "a", "c"]:
+        memory.upsert("s", key, f"value {key}", source="tool:x" if key == "a" else None)
+        clock.advance(ms=1)
+    memory.upsert("t", "z", "other slot")
+    assert [f.key for f in memory.list_facts("s", order="key")] == ["a", "b", "c"]
+    assert [f.key for f in memory.list_facts("s", order="created")] == ["c", "a", "b"]
+    assert [f.key for f in memory.list_facts(["s", "t"], order="key", limit=2, offset=1)] == [
+        "b",
+        "c",
+    ]
+    assert [f.key for f in memory.list_facts(source="TOOL")] == ["a"]
+    assert memory.slots() == {"s": 3, "t": 1}
+    assert memory.slot_names("*") == ["s", "t"]
+    with pytest.raises(InvalidInput, match="order must be"):
+        memory.list_facts(order="nope")
+
+
+def test_protection_guards_agents(memory):
+    memory.upsert("user", "diet", "vegetarian", protect=True)
+    with pytest.raises(ProtectedFact):
+        memory.upsert("user", "diet", "vegan", allow_protected=False)
+    with pytest.raises(ProtectedFact):
+        memory.delete("user", "diet", allow_protected=False)
+    assert memory.upsert_many(
+        [{"slot": "user", "key": "diet", "value": "vegan"}], skip_protected=True
+    )[0].action == "protected"
+    assert memory.get("user", "diet").value == "vegetarian"
+    memory.unprotect("user", "diet")
+    assert memory.upsert("user", "diet", "vegan", allow_protected=False).action == "updated"
+
+
+def test_expiry_and_prune(memory, clock):
+    memory.upsert("tmp", "otp", "123456", ttl="1h")
+    memory.upsert("tmp", "keep", "forever")
+    clock.advance(days=1)
+    assert memory.get("tmp", "otp") is None
+    assert [f.key for f in memory.list_facts("tmp")] == ["keep"]
+    assert not memory.query_facts("123456")
+    reports = memory.prune()
+    assert [f.key for r in reports for f in r.expired] == ["otp"]
+    assert memory.history("tmp", "otp")[0].reason == "expired"
+
+
+def test_prune_trims_a_slot_over_the_default_cap(memory, clock):
+    memory.upsert_many([{"slot": "s", "key": f"k{i}", "value": f"v{i}"} for i in range(503)])
+    memory.pin("s", "k0")
+    clock.advance(days=60)
+    report = next(r for r in memory.prune() if r.slot == "s")
+    assert (report.count, len(report.removed)) == (503, 3)
+    assert memory.get("s", "k0") is not None  # pinned: never pruned
+    assert len(memory.history(reason="prune")) == 3
+
+
+def test_rate_pin_and_search(memory):
+    memory.upsert("user", "city", "Marta lives in Lisbon near the river")
+    memory.upsert("user", "drink", "Marta drinks coffee every morning")
+    memory.upsert("project", "db", "The memory lives in PostgreSQL")
+    assert memory.rate("user", "city", 3, "right").quality == 3
+    assert memory.pin("user", "city").pinned
+    assert not memory.unpin("user", "city").pinned
+    hits = memory.query_facts("where does Marta live?")
+    assert hits[0].fact.key == "city"
+    assert hits[0].fact.access_count == 1
+    assert memory.get("user", "city").access_count == 1  # counted in the memory too
+    assert [h.fact.key for h in memory.query_facts("Marta", slots="project")] == []
+    with pytest.raises(InvalidInput):
+        memory.rate("user", "nobody", 1)
+
+
+def test_a_new_word_is_found_before_statistics_are_refreshed(pg_store):
+    pg_store.upsert("a", "one", "apples and pears")
+    assert pg_store.query_facts("apples")  # the first search refreshes the statistics
+    pg_store.upsert("a", "two", "zanzibar holiday")  # a term the statistics do not hold
+    assert [h.fact.key for h in pg_store.query_facts("zanzibar")] == ["two"]
+
+
+def test_export_import_round_trip_within_the_server(pg_store, pg_url, clock):
+    pg_store.upsert("user", "name", "Marta")
+    pg_store.upsert("user", "name", "Marta Silva")
+    pg_store.rate("user", "name", 2)
+    records = pg_store.export()
+    assert records[0]["slotmem"] == "export" and records[-1]["records"] == len(records) - 2
+    other_url = pg_url.rsplit("=", 1)[0] + "=copy_" + pg_url.rsplit("=", 1)[1]
+    with Store(other_url, create=True, clock=clock) as copy:
+        report = copy.import_records([json.dumps(r) for r in records])
+        assert report.counts() == {"added": 1}
+        assert copy.get("user", "name").value == "Marta Silva"
+        assert copy.get("user", "name").quality == 2
+        assert [e.value for e in copy.history("user", "name")] == ["Marta"]
+        dry = copy.import_records([json.dumps(r) for r in records], mode="replace", dry_run=True)
+        assert dry.dry_run
+
+
+# -- what PostgreSQL refuses, in one line -------------------------------------------------------
+@pytest.mark.parametrize(
+    "url, message",
+    [
+        ("postgresql://", "not a PostgreSQL URL"),
+        ("postgresql://h:notaport/db", "not a PostgreSQL URL"),
+        ("postgresql://h/db?memory=Bad-Name", "a memory's name"),
+        ("postgresql://h/db?memory=1x", "a memory's name"),
+    ],
+)
+def test_bad_urls_are_one_line_errors(url, message):
+    with pytest.raises(InvalidInput, match=message) as caught:
+        Store(url, create=True)
+    assert "\n" not in str(caught.value)
+
+
+def test_an_unreachable_server_is_one_line(pg_server):
+    from pg_server import free_port
+
+    url = f"postgresql://postgres:secret@127.0.0.1:{free_port()}/postgres?connect_timeout=2"
+    with pytest.raises(StorageError, match="cannot reach PostgreSQL at") as caught:
+        Store(url, create=True)
+    assert "\n" not in str(caught.value) and "secret" not in str(caught.value)
+
+
+def test_a_missing_memory_is_not_created_by_a_read(pg_url):
+    with pytest.raises(DatabaseNotFound, match="no such memory"):
+        Store(pg_url)
+
+
+def test_unsupported_operations_say_so_in_one_line(pg_store):
+    with pytest.raises(SlotmemError, match=r"^dedupe is not available on PostgreSQL yet"):
+        pg_store.dedupe()
+    with pytest.raises(SlotmemError, match=r"^backup is file-only \(Litestream/WAL"):
+        pg_store.backup("/tmp/x.db")
+    with pytest.raises(SlotmemError, match="tags are not available on PostgreSQL yet"):
+        pg_store.upsert("a", "b", "c", tags=["x"])
+    assert pg_store.get("a", "b") is None  # refused before anything was written
+    with pytest.raises(AttributeError):
+        pg_store.no_such_method  # noqa: B018
+
+
+def test_a_schema_that_is_not_slotmems_is_refused(pg_server, pg_url):
+    import psycopg
+
+    name = pg_url.rsplit("=", 1)[1]
+    with psycopg.connect(pg_server.url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+        conn.execute(f"CREATE TABLE {name}.orders (id int)")
+    with pytest.raises(ForeignDatabase, match="not slotmem's"):
+        Store(pg_url, create=True)
+
+
+def test_a_memory_migrated_by_a_newer_slotmem_is_refused(pg_store, pg_url):
+    pg_store.conn.execute("INSERT INTO memory_migrations (name) VALUES ('9999_future')")
+    with pytest.raises(SchemaTooNew, match="newer slotmem"):
+        Store(pg_url)
+
+
+def test_import_of_what_postgres_cannot_hold_yet_writes_nothing(pg_store, tmp_path):
+    with Store(tmp_path / "m.db", create=True) as file:
+        file.upsert("a", "b", "c", tags=["x"])
+        records = file.export()
+    with pytest.raises(InvalidInput, match="tags, which are not available on PostgreSQL yet"):
+        pg_store.import_records([json.dumps(r) for r in records])
+    assert pg_store.get("a", "b") is None
