@@ -66,14 +66,15 @@ INSERT_SQL = (
 )
 
 NOT_YET = {  # the Store's public methods this phase leaves out (docs/scaling.md)
-    "renew", "tag", "untag", "restore", "undo_flush", "duplicates", "dedupe", "doctor",
-    "repair", "reindex", "set_policy", "policy", "policies", "remove_policy", "set_default",
-    "default_policy", "prune_slot", "tracking", "cursor", "set_cursor", "cursors",
-    "record_episode", "episode", "episodes", "link", "unlink", "links", "about",
-    "get_retrieval", "prune_retrievals", "retrievals", "merge", "flush", "import_file",
-    "export_markdown", "semantic",
+    "about", "advance_flush_cursor", "dedupe", "default_policy", "doctor", "duplicates",
+    "episode_facts", "fact_episodes", "flush", "flush_cursor", "flush_cursors", "get_episode",
+    "get_retrieval", "link", "link_facts", "link_history", "links", "list_episodes",
+    "min_relevance", "policies", "policy", "prune_retrievals", "prune_slot", "record_episode",
+    "record_retrieval", "renew", "repair", "reset_flush_cursor", "restore", "retrievals",
+    "search_episodes", "set_default_policy", "set_policy", "tag", "tracking", "undo_flush",
+    "unlink", "untag", "semantic",
 }  # fmt: skip
-FILE_ONLY = {"checkpoint", "backup", "restore_backup", "replicate", "follow", "wal", "vacuum"}
+FILE_ONLY = {"backup", "checkpoint"}  # WAL checkpoints and file copies: the file's own
 
 
 def now_ms() -> int:
@@ -600,16 +601,19 @@ class PostgresStore:
 
     @server.translated
     def prune(self, *, dry_run: bool = False, include_protected: bool = False) -> list[PruneReport]:
-        """As Store.prune, every slot by the default policy (slot policies are not on
-        PostgreSQL yet), under the memory's advisory lock; then the lexical statistics are
+        """As Store.prune, each slot by the policy a new memory gives it (the file's built-in
+        policies for user, project and agent, else the default policy: setting policies is not
+        on PostgreSQL yet), under the memory's advisory lock; then the lexical statistics are
         refreshed."""
+        from ..storage.transfer import BUILT_IN
+
         self._writable()
-        policy = retention.DEFAULT_POLICY
         gate = contextlib.nullcontext() if dry_run else self.transaction()
         reports = []
         with gate:
             slots = [r["slot"] for r in self.conn.execute("SELECT DISTINCT slot FROM memory_facts")]
             for slot in sorted(slots):
+                policy = BUILT_IN.get(slot, retention.DEFAULT_POLICY)
                 reports.append(self._prune_slot(slot, policy, dry_run, bool(include_protected)))
             if not dry_run:
                 pg_search.refresh(self.conn, self.clock())
@@ -710,10 +714,6 @@ class PostgresStore:
             run.report.dry_run = True
             return run.report
         return report
-
-    def import_file(self, path, **options):
-        with open(path, encoding="utf-8") as lines:
-            return self.import_records(lines, name=str(path), **options)
 
 
 class _DryRun(Exception):

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from .. import validation
 from ..errors import InvalidInput
 from ..records import FACT_COLUMNS, Change, ChangeReport, Fact
+from ..storage import retention
 from ..storage import transfer as file_transfer
 from . import tokens
 
@@ -80,7 +81,7 @@ def apply(conn, parsed: file_transfer.Parsed, mode: str, *, now: int) -> ChangeR
             ("episodes, provenance, retrievals or cursors", parsed.more != type(parsed.more)()),
             ("links", parsed.links),
             ("tags", any(fact.tags for _, fact in parsed.facts)),
-            ("slot policies", parsed.policies or parsed.default),
+            ("slot policies of its own", _own_policies(parsed)),
         )
         if held
     ]
@@ -101,6 +102,18 @@ def apply(conn, parsed: file_transfer.Parsed, mode: str, *, now: int) -> ChangeR
         "policies": 0,
     }
     return report
+
+
+def _own_policies(parsed: file_transfer.Parsed) -> bool:
+    """Does the file set policies other than those every memory starts with (the file's
+    built-in ones, which PostgreSQL's prune applies)?"""
+    custom = [p for _, p in parsed.policies if file_transfer.BUILT_IN.get(p.slot) != p]
+    default = parsed.default
+    fields = ("cap", "min_age_days", "min_access_count")
+    same = default is None or all(
+        getattr(default, name) == getattr(retention.DEFAULT_POLICY, name) for name in fields
+    )
+    return bool(custom) or not same
 
 
 def _insert(conn, fact: Fact) -> None:
