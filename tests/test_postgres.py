@@ -243,3 +243,28 @@ def test_every_store_method_is_there_or_refused_in_one_line(pg_store):
             assert "\n" not in str(caught.value) and name in str(caught.value)
         else:
             assert callable(getattr(pg_store, name)) or name == "conn", name
+
+
+# -- the command line ------------------------------------------------------------------------
+def test_the_cli_takes_a_url_with_d_and_slotmem_db(pg_url):
+    from click.testing import CliRunner
+
+    from slotmem.cli import cli
+
+    run = CliRunner().invoke
+    missing = run(cli, ["get", "user/name", "-d", pg_url])  # a read creates no memory
+    assert missing.exit_code == 1 and "no such memory" in missing.output
+    assert run(cli, ["-d", pg_url, "remember", "user/name", "Marta lives in Lisbon"]).exit_code == 0
+    assert run(cli, ["get", "user/name", "-d", pg_url]).output.strip() == "Marta lives in Lisbon"
+    found = run(cli, ["search", "where does Marta live", "--json"], env={"SLOTMEM_DB": pg_url})
+    assert found.exit_code == 0 and json.loads(found.output)[0]["key"] == "name"
+    context = run(cli, ["context", "Marta", "-d", pg_url])
+    assert "Marta lives in Lisbon" in context.output
+    stats = run(cli, ["stats", "-d", pg_url])
+    assert "backend: postgresql" in stats.output
+    refused = run(cli, ["backup", "copy.db", "-d", pg_url])
+    assert refused.exit_code == 1
+    assert refused.output.startswith("Error: backup is file-only")
+    assert refused.output.count("\n") == 1
+    with Store(pg_url) as store:
+        assert store.get("user", "name").access_count == 2  # the search and the context

@@ -66,13 +66,12 @@ INSERT_SQL = (
 )
 
 NOT_YET = {  # the Store's public methods this phase leaves out (docs/scaling.md)
-    "about", "advance_flush_cursor", "dedupe", "default_policy", "doctor", "duplicates",
+    "about", "advance_flush_cursor", "dedupe", "doctor", "duplicates",
     "episode_facts", "fact_episodes", "flush", "flush_cursor", "flush_cursors", "get_episode",
     "get_retrieval", "link", "link_facts", "link_history", "links", "list_episodes",
-    "min_relevance", "policies", "policy", "prune_retrievals", "prune_slot", "record_episode",
-    "record_retrieval", "renew", "repair", "reset_flush_cursor", "restore", "retrievals",
-    "search_episodes", "set_default_policy", "set_policy", "tag", "tracking", "undo_flush",
-    "unlink", "untag", "semantic",
+    "prune_retrievals", "prune_slot", "record_episode", "record_retrieval", "renew", "repair",
+    "reset_flush_cursor", "restore", "retrievals", "search_episodes", "set_default_policy",
+    "set_policy", "tag", "undo_flush", "unlink", "untag",
 }  # fmt: skip
 FILE_ONLY = {"backup", "checkpoint"}  # WAL checkpoints and file copies: the file's own
 
@@ -105,6 +104,7 @@ class PostgresStore:
         self.ranking = ranking or Ranking()
         self._connections = server.Connections(self.target)
         self._freqs = pg_search.DocFreqs()
+        self.semantic = NoVectors()
         try:
             self.migrated = self._open(create)
         except BaseException:
@@ -547,13 +547,7 @@ class PostgresStore:
         if not track_access or not hits or self.readonly:
             return hits
         now = self.clock()
-        counted = self.conn.execute(
-            """UPDATE memory_facts SET access_count = access_count + 1, last_accessed = %s
-               WHERE seq IN (SELECT seq FROM memory_facts WHERE id = ANY(%s)
-                             FOR UPDATE SKIP LOCKED) RETURNING id""",
-            (now, [hit.fact.id for hit in hits]),
-        ).fetchall()
-        bumped = {row["id"] for row in counted}
+        bumped = self.count_accesses([hit.fact.id for hit in hits], now)
         return [
             dataclasses.replace(
                 hit,
@@ -565,6 +559,56 @@ class PostgresStore:
             else hit
             for hit in hits
         ]
+
+    @contextlib.contextmanager
+    def tracking(self, enabled: bool = True):
+        """As Store.tracking: ``track(ids)`` records one access of each fact passed on and
+        answers the ids still in the memory. A row a writer holds locked is not counted this
+        time (the caller never waits for a writer)."""
+
+        @server.translated
+        def track(store, ids) -> set[str]:
+            ids = list(ids)
+            if enabled and ids and not store.readonly:
+                store.count_accesses(ids, store.clock())
+            found = store.conn.execute(
+                "SELECT id FROM memory_facts WHERE id = ANY(%s)", (ids,)
+            ).fetchall()
+            return {row["id"] for row in found}
+
+        yield lambda ids: track(self, ids)
+
+    def count_accesses(self, ids: list[str], now: int) -> set[str]:
+        """One access of each fact of ``ids`` that no writer holds locked: the ids counted."""
+        counted = self.conn.execute(
+            """UPDATE memory_facts SET access_count = access_count + 1, last_accessed = %s
+               WHERE seq IN (SELECT seq FROM memory_facts WHERE id = ANY(%s)
+                             FOR UPDATE SKIP LOCKED) RETURNING id""",
+            (now, ids),
+        ).fetchall()
+        return {row["id"] for row in counted}
+
+    # -- policies (read only here: the ones a new memory starts with) -----------------------
+    def policy(self, slot: str):
+        from ..storage.transfer import BUILT_IN
+
+        return BUILT_IN.get(validation.slot(slot))
+
+    def policies(self) -> list:
+        from ..storage.transfer import BUILT_IN
+
+        return sorted(BUILT_IN.values(), key=lambda policy: policy.slot)
+
+    def default_policy(self):
+        return retention.DEFAULT_POLICY
+
+    def min_relevance(self, slot: str | None = None) -> float:
+        from ..search.relevance import DEFAULT_FLOOR
+
+        policy = None if slot is None else self.policy(slot)
+        if policy is None or policy.min_relevance is None:
+            return DEFAULT_FLOOR
+        return policy.min_relevance
 
     def flush_accesses(self) -> None:
         """Accesses are written by the search itself here: nothing is queued."""
@@ -586,7 +630,7 @@ class PostgresStore:
             "migrations": server.applied(conn),
             "server_version": conn.info.server_version,
             "statistics_refreshed_at": None if current is None else current.refreshed_at,
-            "semantic": "off (not available on PostgreSQL yet)",
+            "semantic": f"off ({NoVectors.REASON})",
         }
 
     # -- upkeep -----------------------------------------------------------------------------
@@ -714,6 +758,21 @@ class PostgresStore:
             run.report.dry_run = True
             return run.report
         return report
+
+
+class NoVectors:
+    """The semantic leg of a PostgreSQL memory: off (pgvector is not wired in yet)."""
+
+    REASON = "semantic search is not available on PostgreSQL yet"
+
+    def model_id(self) -> None:
+        return None
+
+    def vec_error(self) -> str:
+        return self.REASON
+
+    def off_reason(self) -> str:
+        return self.REASON
 
 
 class _DryRun(Exception):
