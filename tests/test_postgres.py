@@ -92,9 +92,12 @@ def test_protection_guards_agents(memory):
         memory.upsert("user", "diet", "vegan", allow_protected=False)
     with pytest.raises(ProtectedFact):
         memory.delete("user", "diet", allow_protected=False)
-    assert memory.upsert_many(
-        [{"slot": "user", "key": "diet", "value": "vegan"}], skip_protected=True
-    )[0].action == "protected"
+    assert (
+        memory.upsert_many(
+            [{"slot": "user", "key": "diet", "value": "vegan"}], skip_protected=True
+        )[0].action
+        == "protected"
+    )
     assert memory.get("user", "diet").value == "vegetarian"
     memory.unprotect("user", "diet")
     assert memory.upsert("user", "diet", "vegan", allow_protected=False).action == "updated"

@@ -8,14 +8,15 @@ import pytest
 
 from slotmem import Store
 
-WORDS = (
+TOPICS = (
     "marta jonas lisbon porto berlin coffee tea python rust postgres sqlite memory agent "
     "project deadline friday meeting budget design review garden piano running marathon "
     "vegetarian allergy peanuts daughter school teacher flight hotel invoice server deploy "
     "kubernetes docker release bug ticket customer contract lawyer doctor dentist birthday "
     "anniversary gift book novel chess football guitar painting camera lens hiking trail"
-).split()
-COMMON = "the and with for likes prefers works lives uses".split()  # in most facts
+)
+FILLERS = "the and with for likes prefers works lives uses"  # in most facts
+WORDS, COMMON = TOPICS.split(), FILLERS.split()
 SLOTS = ["user", "project", "agent.notes", "friends"]
 
 
@@ -54,9 +55,10 @@ def queries(seed=11):
 @pytest.fixture
 def both(tmp_path, pg_url, clock):
     facts = corpus()
-    with Store(tmp_path / "m.db", create=True, clock=clock) as file, Store(
-        pg_url, create=True, clock=clock
-    ) as server:
+    with (
+        Store(tmp_path / "m.db", create=True, clock=clock) as file,
+        Store(pg_url, create=True, clock=clock) as server,
+    ):
         file.upsert_many(facts)
         server.upsert_many(facts)
         for i, item in enumerate(facts[:40]):  # feedback moves scores: the same on both

@@ -109,9 +109,7 @@ def plan(
     return file_plan.choose(arms, facts, budget), current
 
 
-def search(
-    conn, query: Query, ranking: Ranking, freqs: DocFreqs, now: int
-) -> list[Hit]:
+def search(conn, query: Query, ranking: Ranking, freqs: DocFreqs, now: int) -> list[Hit]:
     """The query's hits, best first, as the file's lexical search ranks them."""
     if query.slots == () or not query.terms:
         return []
@@ -195,7 +193,9 @@ def statement(
     recency = "1.0::float8"
     if ranking.half_life_days:
         params["half_life"] = float(ranking.half_life_days) * file_lexical.DAY_MS
-        recency = "(1.0::float8 / (1.0 + greatest(0, %(now)s - f.updated_at)::float8 / %(half_life)s))"
+        recency = (
+            "(1.0::float8 / (1.0 + greatest(0, %(now)s - f.updated_at)::float8 / %(half_life)s))"
+        )
     tests = ["(f.expires_at IS NULL OR f.expires_at > %(now)s)"]
     if query.since is not None:
         tests.append("f.updated_at >= %(since)s")

@@ -204,7 +204,10 @@ class PostgresStore:
         if tags is not None:
             raise SlotmemError("tags are not available on PostgreSQL yet (docs/scaling.md)")
         now = self.clock()
-        item = (*validation.fact(slot, key, value, confidence, source), validation.expiry(ttl, expires_at, now))
+        item = (
+            *validation.fact(slot, key, value, confidence, source),
+            validation.expiry(ttl, expires_at, now),
+        )
         with self.conn.transaction():
             return self._write(item, now, protect=protect, guard=not allow_protected)
 
@@ -506,7 +509,10 @@ class PostgresStore:
             sql += " LIMIT %s"
             params.append(validation.count(limit, "limit"))
         rows = self.conn.execute(sql, params).fetchall()
-        return [HistoryEntry(**{name: row[name] for name in (*HISTORY_FIELDS, "version")}) for row in rows]
+        return [
+            HistoryEntry(**{name: row[name] for name in (*HISTORY_FIELDS, "version")})
+            for row in rows
+        ]
 
     @server.translated
     def query_facts(
@@ -617,7 +623,7 @@ class PostgresStore:
     def stats(self) -> dict:
         conn = self.conn
         slots = self.slots()
-        count = lambda sql: conn.execute(sql).fetchone()["n"]  # noqa: E731
+        count = lambda sql: conn.execute(sql).fetchone()["n"]
         current = pg_search.stats(conn)
         return {
             "path": self.target.shown,

@@ -420,5 +420,3 @@ def _upsert_row(fact: Fact) -> tuple:
         fact.expires_at,
         validation.key_form(fact.key),
     )
-
-
