@@ -19,6 +19,16 @@ def _upsert_hot_keys(url, writer, start):
                 store.upsert("hot", f"key{k}", f"writer {writer} round {i}")
 
 
+def _batch_new_keys(url, writer, start):
+    with Store(url) as store:
+        start.wait(60)
+        for i in range(ROUNDS):
+            results = store.upsert_many(
+                [{"slot": "new", "key": f"r{i}.k{k}", "value": f"w{writer}"} for k in range(KEYS)]
+            )
+            assert len(results) == KEYS
+
+
 def _increment(url, start):
     with Store(url) as store:
         start.wait(60)
@@ -67,3 +77,19 @@ def test_transactions_lose_no_increment(pg_url):
     _run(_increment, lambda w: (pg_url,))
     with Store(pg_url) as store:
         assert store.get("count", "n").value == str(WRITERS * ROUNDS)
+
+
+def test_batches_of_the_same_new_keys_create_each_once(pg_url):
+    """upsert_many inserts new keys in one statement; a key another process created meanwhile
+    conflicts, and that item becomes an update of the winner's fact."""
+    Store(pg_url, create=True).close()
+    _run(_batch_new_keys, lambda w: (pg_url, w))
+    with Store(pg_url) as store:
+        facts = store.list_facts("new", limit=None)
+        assert len(facts) == ROUNDS * KEYS  # each key once
+        for fact in facts:
+            entries = store.history("new", fact.key)
+            values = sorted([e.value for e in entries] + [fact.value])
+            # every writer's write is there once: created by one, updated by the others
+            assert values == [f"w{w}" for w in range(WRITERS)]
+            assert {e.fact_id for e in entries} <= {fact.id}

@@ -52,6 +52,7 @@ def refresh(conn, now: int) -> Stats:
                refreshed_at = excluded.refreshed_at""",
         (row["facts"], row["tokens"], now),
     )
+    conn.execute("ANALYZE memory_facts")  # the planner's view of the terms, for the GIN scans
     return Stats(row["facts"], row["tokens"], now)
 
 
@@ -61,8 +62,14 @@ def stats(conn) -> Stats | None:
 
 
 class DocFreqs:
-    """Term dfs: the statistics table's, remembered while it stays as refreshed; a term it
-    lacks (written since the refresh) is counted live, every time (it may be growing)."""
+    """Term dfs, in one statement per search: the statistics table's, and a term it lacks
+    (written since the refresh) counted live, through the GIN index. Those the table holds are
+    remembered while it stays as refreshed (a key's words, asked again and again)."""
+
+    SQL = """SELECT t.term, coalesce(s.df, (SELECT count(*) FROM memory_facts f
+                                            WHERE f.terms @> ARRAY[t.term])) AS df,
+                    s.df IS NOT NULL AS kept
+             FROM unnest(%s::text[]) AS t(term) LEFT JOIN memory_term_stats s USING (term)"""
 
     def __init__(self) -> None:
         self._memo: tuple[int | None, dict[str, int]] = (None, {})
@@ -71,23 +78,36 @@ class DocFreqs:
         if self._memo[0] != refreshed_at:
             self._memo = (refreshed_at, {})
         known = self._memo[1]
-        wanted = [term for term in set(terms) if term not in known]
+        out = {term: known[term] for term in terms if term in known}
+        wanted = sorted(set(terms) - set(out))
         if wanted:
-            found = conn.execute(
-                "SELECT term, df FROM memory_term_stats WHERE term = ANY(%s)", (wanted,)
-            ).fetchall()
-            known.update({row["term"]: row["df"] for row in found})
-        out = {}
-        for term in terms:
-            if term in known:
-                out[term] = known[term]
-            else:  # new since the refresh: rare by construction, a short GIN scan
-                row = conn.execute(
-                    "SELECT count(*) AS n FROM memory_facts WHERE terms @> ARRAY[%s]::text[]",
-                    (term,),
-                ).fetchone()
-                out[term] = row["n"]
+            for row in conn.execute(self.SQL, (wanted,)):
+                out[row["term"]] = row["df"]
+                if row["kept"]:
+                    known[row["term"]] = row["df"]
         return out
+
+    def with_stats(self, conn, terms) -> tuple[Stats | None, dict[str, int]]:
+        """The statistics and the dfs of ``terms``, in one round trip."""
+        rows = conn.execute(
+            f"""SELECT st.facts, st.tokens, st.refreshed_at, d.term, d.df, d.kept
+                FROM (SELECT 1) AS one LEFT JOIN memory_stats st ON true
+                LEFT JOIN LATERAL ({self.SQL}) AS d ON true""",
+            (sorted(set(terms)),),
+        ).fetchall()
+        first = rows[0]
+        if first["refreshed_at"] is None:
+            return None, {}
+        current = Stats(first["facts"], first["tokens"], first["refreshed_at"])
+        if self._memo[0] != current.refreshed_at:
+            self._memo = (current.refreshed_at, {})
+        dfs = {}
+        for row in rows:
+            if row["term"] is not None:
+                dfs[row["term"]] = row["df"]
+                if row["kept"]:
+                    self._memo[1][row["term"]] = row["df"]
+        return current, dfs
 
 
 def plan(
@@ -95,12 +115,16 @@ def plan(
 ) -> tuple[file_plan.Plan, Stats]:
     """The file's plan (slotmem.search.plan.choose) over this memory's dfs. CJK grams are not
     searched on PostgreSQL yet: they count as terms no fact holds."""
-    current = stats(conn)
+    stems = {word: stem(word) for word in query.terms.words}
+    current, dfs = freqs.with_stats(conn, stems.values())
     if current is None:  # a memory never refreshed: its first search counts
         with conn.transaction():
-            current = refresh(conn, now)
-    stems = {word: stem(word) for word in query.terms.words}
-    dfs = freqs.lookup(conn, set(stems.values()), current.refreshed_at)
+            conn.execute(  # the memory's lock (slotmem.pg.server.exclusive)
+                "SELECT pg_advisory_xact_lock(hashtextextended('slotmem:' || current_schema(), 0))"
+            )
+            refresh(conn, now)
+        current, dfs = freqs.with_stats(conn, stems.values())
+    assert current is not None
     facts = max([current.facts, *dfs.values()])
     arms = [
         file_plan.Arm(word, file_plan.WORDS, stems[word], dfs[stems[word]])

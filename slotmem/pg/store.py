@@ -247,7 +247,60 @@ class PostgresStore:
             except InvalidInput as e:
                 raise InvalidInput(f"item {number}: {e}") from None
         with self.conn.transaction():
-            return [self._write(item, now, guard=guard) for item in checked]
+            return self._write_all(checked, now, guard=guard)
+
+    def _write_all(self, items: list[tuple], now: int, *, guard=False) -> list[UpsertResult]:
+        """New keys go in with one executemany; keys that exist (locked first, in seq order)
+        or repeat take _write's path, and so does a new key another writer created meanwhile
+        (its insert conflicts)."""
+        conn = self.conn
+        pairs = [(slot, validation.key_form(key)) for slot, key, *_ in items]
+        found = conn.execute(
+            """SELECT slot, key_form FROM memory_facts WHERE (slot, key_form) IN
+                   (SELECT * FROM unnest(%s::text[], %s::text[])) ORDER BY seq FOR UPDATE""",
+            ([slot for slot, _ in pairs], [form for _, form in pairs]),
+        ).fetchall()
+        existing = {(row["slot"], row["key_form"]) for row in found}
+        results: list[UpsertResult | None] = []
+        batch: list[tuple[int, Fact, tokens.Document]] = []
+        written: set[tuple[str, str]] = set()
+        fresh = [i for i, pair in enumerate(pairs) if pair not in existing]
+        docs = dict(zip(fresh, tokens.documents([items[i][:3] for i in fresh])))
+        for i, (item, pair) in enumerate(zip(items, pairs)):
+            if pair in existing or pair in written:
+                self._insert_new(batch, items, results, guard)
+                results.append(self._write(item, now, guard=guard))
+            else:
+                batch.append((i, _new_fact(item, now), docs[i]))
+                results.append(None)
+            written.add(pair)
+        self._insert_new(batch, items, results, guard)
+        return [result for result in results if result is not None]
+
+    def _insert_new(self, batch: list, items: list[tuple], results: list, guard) -> None:
+        """Insert the batch of new facts; each one's result, or _write's when it conflicted."""
+        if not batch:
+            return
+        params = [
+            (fact.id, fact.slot, fact.key, fact.value, fact.confidence, fact.source,
+             fact.created_at, fact.updated_at, fact.last_accessed, fact.protected_at,
+             fact.expires_at, validation.key_form(fact.key), doc.terms, jsonb(doc.freqs),
+             doc.length)
+            for _, fact, doc in batch
+        ]  # fmt: skip
+        with self.conn.cursor() as cur:
+            cur.executemany(UPSERT_SQL, params, returning=True)
+            inserted = []
+            for _ in batch:
+                inserted.append(cur.fetchone() is not None)
+                cur.nextset()
+        for (i, fact, _), ok in zip(batch, inserted):
+            results[i] = (
+                UpsertResult("created", fact)
+                if ok
+                else self._write(items[i], fact.created_at, guard=guard)
+            )
+        batch.clear()
 
     def _write(self, item: tuple, now: int, *, protect: bool = False, guard=False) -> UpsertResult:
         """Inside a transaction: the Store's _write, with the row locked while it decides."""
