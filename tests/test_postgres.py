@@ -271,3 +271,48 @@ def test_the_cli_takes_a_url_with_d_and_slotmem_db(pg_url):
     assert refused.output.count("\n") == 1
     with Store(pg_url) as store:
         assert store.get("user", "name").access_count == 2  # the search and the context
+
+
+def test_cli_export_and_import_with_a_url(pg_url, tmp_path):
+    from click.testing import CliRunner
+
+    from slotmem.cli import cli
+
+    run = CliRunner().invoke
+    file = tmp_path / "m.db"
+    assert run(cli, ["remember", "user/name", "Marta", "-d", str(file)]).exit_code == 0
+    out = tmp_path / "m.jsonl"
+    assert run(cli, ["export", "-o", str(out), "-d", str(file)]).exit_code == 0
+    imported = run(cli, ["import", str(out), "--trusted", "-d", pg_url])
+    assert imported.exit_code == 0, imported.output
+    assert run(cli, ["get", "user/name", "-d", pg_url]).output.strip() == "Marta"
+
+
+def test_prune_and_the_first_search_refresh_the_statistics(pg_store, clock):
+    pg_store.upsert("a", "one", "apples and pears")
+    assert pg_store.stats()["statistics_refreshed_at"] is None
+    pg_store.query_facts("pears")
+    assert pg_store.stats()["statistics_refreshed_at"] == clock.now
+    clock.advance(ms=5)
+    pg_store.prune()
+    assert pg_store.stats()["statistics_refreshed_at"] == clock.now
+
+
+def test_cjk_search_finds_nothing_yet(pg_store):
+    pg_store.upsert("a", "city", "我住在北京")
+    assert pg_store.query_facts("北京") == []
+
+
+def test_a_search_does_not_wait_for_a_writer_holding_the_row(pg_store, pg_server):
+    import psycopg
+
+    pg_store.upsert("user", "city", "Marta lives in Lisbon")
+    pg_store.conn.execute("SET lock_timeout = '20s'")  # without SKIP LOCKED: an error, not a hang
+    with psycopg.connect(pg_server.url, autocommit=False) as writer:
+        writer.execute(f"SET search_path TO {pg_store.target.memory}")
+        writer.execute("SELECT * FROM memory_facts FOR UPDATE")  # a writer mid-transaction
+        (hit,) = pg_store.query_facts("Lisbon")
+        assert hit.fact.access_count == 0  # not counted this time
+        writer.rollback()
+    (hit,) = pg_store.query_facts("Lisbon")
+    assert hit.fact.access_count == 1
