@@ -316,3 +316,15 @@ def test_a_search_does_not_wait_for_a_writer_holding_the_row(pg_store, pg_server
         writer.rollback()
     (hit,) = pg_store.query_facts("Lisbon")
     assert hit.fact.access_count == 1
+
+
+def test_a_read_only_store_refuses_writes(pg_store, pg_url):
+    from slotmem.errors import ReadOnlyDatabase
+
+    pg_store.upsert("a", "b", "c")
+    with Store(pg_url, readonly=True) as reader:
+        assert reader.get("a", "b").value == "c"
+        with pytest.raises(ReadOnlyDatabase):
+            reader.upsert("a", "b", "d")
+        assert reader.query_facts("c")[0].fact.access_count == 0  # a reader counts nothing
+    assert pg_store.get("a", "b").value == "c"
