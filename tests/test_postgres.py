@@ -34,7 +34,7 @@ def test_a_url_opens_a_postgres_store_and_a_path_a_file(pg_url, tmp_path):
     with Store(pg_url, create=True) as server, Store(tmp_path / "a.db", create=True) as file:
         assert isinstance(server, PostgresStore)
         assert isinstance(file, FileStore)
-        assert server.migrated == ["0001_initial"]
+        assert server.migrated == ["0001_initial", "0002_tags"]
     with Store(pg_url) as again:  # migrated once: a second open applies nothing
         assert again.migrated == []
 
@@ -141,6 +141,37 @@ def test_rate_pin_and_search(memory):
         memory.rate("user", "nobody", 1)
 
 
+def test_tags(memory):
+    result = memory.upsert("user", "city", "Lisbon", tags=["home", "place"])
+    assert result.fact.tags == ("home", "place")
+    memory.upsert("user", "city", "Porto")  # tags=None keeps them
+    assert memory.get("user", "city").tags == ("home", "place")
+    memory.upsert_many(
+        [{"slot": "user", "key": "job", "value": "Porto port pilot", "tags": ["work"]}]
+    )
+    assert memory.tag("user", "job", "place").tags == ("place", "work")
+    assert memory.untag("user", "city", "home").tags == ("place",)
+    assert [f.key for f in memory.list_facts(tags=["place"], order="key")] == ["city", "job"]
+    assert [f.key for f in memory.list_facts(tags=["place", "work"])] == ["job"]
+    hits = memory.query_facts("Porto", tags=["work"])
+    assert [(h.fact.key, h.fact.tags) for h in hits] == [("job", ("place", "work"))]
+    assert memory.upsert("user", "city", "Porto", tags=[]).fact.tags == ()
+    with pytest.raises(InvalidInput):
+        memory.tag("user", "city", "Not A Tag!")
+    with pytest.raises(InvalidInput, match="at most"):
+        memory.tag("user", "city", *[f"t{i}" for i in range(40)])
+    assert memory.get("user", "city").tags == ()  # refused whole
+
+
+def test_a_persons_tags_stay_when_an_agent_writes(memory):
+    memory.upsert("user", "diet", "vegetarian", protect=True, tags=["food"])
+    with pytest.raises(ProtectedFact):
+        memory.upsert("user", "diet", "vegetarian", tags=["x"], allow_protected=False)
+    with pytest.raises(ProtectedFact):
+        memory.tag("user", "diet", "x", allow_protected=False)
+    assert memory.get("user", "diet").tags == ("food",)
+
+
 def test_a_new_word_is_found_before_statistics_are_refreshed(pg_store):
     pg_store.upsert("a", "one", "apples and pears")
     assert pg_store.query_facts("apples")  # the first search refreshes the statistics
@@ -200,9 +231,8 @@ def test_unsupported_operations_say_so_in_one_line(pg_store):
         pg_store.dedupe()
     with pytest.raises(SlotmemError, match=r"^backup is file-only \(Litestream/WAL"):
         pg_store.backup("/tmp/x.db")
-    with pytest.raises(SlotmemError, match="tags are not available on PostgreSQL yet"):
-        pg_store.upsert("a", "b", "c", tags=["x"])
-    assert pg_store.get("a", "b") is None  # refused before anything was written
+    with pytest.raises(SlotmemError, match="^set_policy is not available on PostgreSQL yet"):
+        pg_store.set_policy("user", cap=5)
     with pytest.raises(AttributeError):
         pg_store.no_such_method  # noqa: B018
 
@@ -218,6 +248,15 @@ def test_a_schema_that_is_not_slotmems_is_refused(pg_server, pg_url):
         Store(pg_url, create=True)
 
 
+def test_an_older_memory_gets_the_migrations_it_lacks(pg_store, pg_url):
+    pg_store.upsert("a", "b", "c")
+    pg_store.conn.execute("DROP TABLE memory_fact_tags")  # as the first release made it
+    pg_store.conn.execute("DELETE FROM memory_migrations WHERE name = '0002_tags'")
+    with Store(pg_url) as again:
+        assert again.migrated == ["0002_tags"]
+        assert again.tag("a", "b", "x").tags == ("x",)
+
+
 def test_a_memory_migrated_by_a_newer_slotmem_is_refused(pg_store, pg_url):
     pg_store.conn.execute("INSERT INTO memory_migrations (name) VALUES ('9999_future')")
     with pytest.raises(SchemaTooNew, match="newer slotmem"):
@@ -226,9 +265,11 @@ def test_a_memory_migrated_by_a_newer_slotmem_is_refused(pg_store, pg_url):
 
 def test_import_of_what_postgres_cannot_hold_yet_writes_nothing(pg_store, tmp_path):
     with Store(tmp_path / "m.db", create=True) as file:
-        file.upsert("a", "b", "c", tags=["x"])
+        file.upsert("a", "b", "c")
+        file.upsert("a", "d", "e")
+        file.link("a", "b", "near", "a", "d")
         records = file.export()
-    with pytest.raises(InvalidInput, match="tags, which are not available on PostgreSQL yet"):
+    with pytest.raises(InvalidInput, match="links, which are not available on PostgreSQL yet"):
         pg_store.import_records([json.dumps(r) for r in records])
     assert pg_store.get("a", "b") is None
 

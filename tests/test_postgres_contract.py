@@ -64,6 +64,9 @@ def both(tmp_path, pg_url, clock):
         for i, item in enumerate(facts[:40]):  # feedback moves scores: the same on both
             for store in (file, server):
                 store.rate(item["slot"], item["key"], (i % 7) - 3)
+        for item in facts[::5]:  # a tag on a fifth of them: the filter is the same on both
+            for store in (file, server):
+                store.tag(item["slot"], item["key"], "fifth")
         server.refresh_statistics()
         yield file, server
 
@@ -95,6 +98,7 @@ def test_top_10s_with_slots_floors_and_presence(both):
             {"slots": "agent.*"},
             {"min_relevance": 0.3},
             {"limit": 3},
+            {"tags": ["fifth"]},
         ):
             assert ranked(server, text, **options) == ranked(file, text, **options), (text, options)
 

@@ -38,7 +38,7 @@ def test_file_to_server_to_file(tmp_path, pg_url, clock):
         file.upsert("user", "name", "Marta", source="chat")
         clock.advance(ms=10)
         file.upsert("user", "name", "Marta Silva", confidence=0.8, source="chat")
-        file.upsert("user", "diet", "vegetarian", protect=True)
+        file.upsert("user", "diet", "vegetarian", protect=True, tags=["food", "health"])
         file.upsert("project", "deadline", "Friday", ttl="30d")
         file.upsert("project", "café", "Ünïcode ключ 日本語 ok")
         file.pin("project", "deadline")

@@ -24,6 +24,7 @@ from ..search import Query, Ranking, relevance
 from ..search import lexical as file_lexical
 from ..search import plan as file_plan
 from ..search.stemmer import stem
+from . import tags as fact_tags
 
 K1, B = 1.2, 0.75  # FTS5's bm25 constants (fts5_aux.c)
 
@@ -227,6 +228,7 @@ def statement(
     if query.until is not None:
         tests.append("f.updated_at < %(until)s")
         params["until"] = query.until
+    tests += fact_tags.filter_sql(query.tags, params, "f.seq")
     outer = []
     if query.min_score is not None:
         outer.append("score >= %(min_score)s")

@@ -35,6 +35,7 @@ from ..search import Query, Ranking
 from ..storage import retention
 from . import search as pg_search
 from . import server, tokens
+from . import tags as fact_tags
 from .target import parse
 
 LIST_ORDERS = {  # the Store's (slotmem.store.reads.LIST_ORDERS), in PostgreSQL's words
@@ -71,7 +72,7 @@ NOT_YET = {  # the Store's public methods this phase leaves out (docs/scaling.md
     "get_retrieval", "link", "link_facts", "link_history", "links", "list_episodes",
     "prune_retrievals", "prune_slot", "record_episode", "record_retrieval", "renew", "repair",
     "reset_flush_cursor", "restore", "retrievals", "search_episodes", "set_default_policy",
-    "set_policy", "tag", "undo_flush", "unlink", "untag",
+    "set_policy", "undo_flush", "unlink",
 }  # fmt: skip
 FILE_ONLY = {"backup", "checkpoint"}  # WAL checkpoints and file copies: the file's own
 
@@ -199,17 +200,17 @@ class PostgresStore:
         allow_protected: bool = True,
         tags: Iterable[str] | None = None,
     ) -> UpsertResult:
-        """As Store.upsert (tags: not yet on PostgreSQL)."""
+        """As Store.upsert."""
         self._writable()
-        if tags is not None:
-            raise SlotmemError("tags are not available on PostgreSQL yet (docs/scaling.md)")
         now = self.clock()
         item = (
             *validation.fact(slot, key, value, confidence, source),
             validation.expiry(ttl, expires_at, now),
         )
+        wanted = None if tags is None else validation.tags(tags)
         with self.conn.transaction():
-            return self._write(item, now, protect=protect, guard=not allow_protected)
+            result = self._write(item, now, protect=protect, guard=not allow_protected)
+            return self._retag(result, wanted, guard=not allow_protected)
 
     @server.translated
     def upsert_many(
@@ -224,10 +225,11 @@ class PostgresStore:
         now = self.clock()
         guard = PROTECTED if skip_protected else (not allow_protected)
         checked = []
+        wanted: list[tuple[str, ...] | None] = []
         for number, item in enumerate(items):
             try:
                 extra = set(item) - {"slot", "key", "value", "confidence", "source", "ttl",
-                                     "expires_at"}  # fmt: skip
+                                     "expires_at", "tags"}  # fmt: skip
                 if extra:
                     raise InvalidInput(f"unknown field(s) {sorted(extra)}")
                 checked.append(
@@ -242,12 +244,42 @@ class PostgresStore:
                         validation.expiry(item.get("ttl"), item.get("expires_at"), now),
                     )
                 )
+                given = item.get("tags")
+                wanted.append(None if given is None else validation.tags(given))
             except (KeyError, TypeError) as e:
                 raise InvalidInput(f"item {number}: needs slot, key and value ({e!r})") from None
             except InvalidInput as e:
                 raise InvalidInput(f"item {number}: {e}") from None
         with self.conn.transaction():
-            return self._write_all(checked, now, guard=guard)
+            results = self._write_all(checked, now, guard=guard)
+            if any(tags is not None for tags in wanted):
+                results = [self._retag(r, tags, guard=guard) for r, tags in zip(results, wanted)]
+            return results
+
+    def _retag(self, result: UpsertResult, tags: tuple[str, ...] | None, *, guard=False):
+        """The Store's _retag: inside the write's transaction the fact's tags become ``tags``
+        (None: they stay); a protected fact's tags are the person's."""
+        seq = self._seq(result.fact.slot, result.fact.key)
+        before = fact_tags.of_seq(self.conn, seq)
+        if result.action == PROTECTED or tags is None or set(tags) == set(before):
+            tags = before
+        elif guard and result.fact.protected and result.action == "unchanged":
+            if guard == PROTECTED:
+                tags = before
+            else:
+                raise protected_error(result.fact.slot, result.fact.key, "retag")
+        else:
+            fact_tags.replace(self.conn, seq, tags)
+        previous = result.previous
+        if previous is not None:
+            previous = dataclasses.replace(previous, tags=before)
+        fact = dataclasses.replace(result.fact, tags=tuple(sorted(tags)))
+        return UpsertResult(result.action, fact, previous)
+
+    def _seq(self, slot: str, key: str) -> int:
+        return self.conn.execute(
+            "SELECT seq FROM memory_facts WHERE slot = %s AND key = %s", (slot, key)
+        ).fetchone()["seq"]
 
     def _write_all(self, items: list[tuple], now: int, *, guard=False) -> list[UpsertResult]:
         """New keys go in with one executemany; keys that exist (locked first, in seq order)
@@ -424,6 +456,35 @@ class PostgresStore:
     def unprotect(self, slot: str, key: str) -> Fact:
         return self._mark(slot, key, "protected_at", False, "unprotect")
 
+    @server.translated
+    def tag(self, slot: str, key: str, *tags: str, allow_protected: bool = True) -> Fact:
+        """As Store.tag: ``tags`` added to the fact (those it has stay)."""
+        return self._change_tags(slot, key, tags, True, allow_protected)
+
+    @server.translated
+    def untag(self, slot: str, key: str, *tags: str, allow_protected: bool = True) -> Fact:
+        return self._change_tags(slot, key, tags, False, allow_protected)
+
+    def _change_tags(
+        self, slot: str, key: str, tags: tuple, on: bool, allow_protected: bool
+    ) -> Fact:
+        self._writable()
+        slot, key = validation.slot(slot), validation.key(key)
+        checked = validation.tags(tags)
+        if not checked:
+            raise InvalidInput("give at least one tag")
+        verb = "tag" if on else "untag"
+        with self.conn.transaction():
+            now = self.clock()
+            row = self._row(slot, key, now, lock=True)
+            if row is None:
+                raise InvalidInput(f"no fact {slot}/{key} to {verb}")
+            if not allow_protected and row["protected_at"] is not None:
+                raise protected_error(slot, row["key"], verb)
+            (fact_tags.add if on else fact_tags.remove)(self.conn, row["seq"], checked)
+            tags_now = fact_tags.of_seq(self.conn, row["seq"])
+        return dataclasses.replace(Fact.from_row(row), tags=tags_now)
+
     def _mark(self, slot: str, key: str, column: str, on: bool, verb: str) -> Fact:
         self._writable()
         slot, key = validation.slot(slot), validation.key(key)
@@ -438,13 +499,16 @@ class PostgresStore:
                     (now if on else None, row["seq"]),
                 )
                 row = self._row(slot, key)
-        return Fact.from_row(row)
+            tags_now = fact_tags.of_seq(self.conn, row["seq"])
+        return dataclasses.replace(Fact.from_row(row), tags=tags_now)
 
     # -- reads ------------------------------------------------------------------------------
     @server.translated
     def get(self, slot: str, key: str) -> Fact | None:
         row = self._row(validation.slot(slot), validation.key(key), self.clock())
-        return None if row is None else Fact.from_row(row)
+        if row is None:
+            return None
+        return dataclasses.replace(Fact.from_row(row), tags=fact_tags.of_seq(self.conn, row["seq"]))
 
     @server.translated
     def list_facts(
@@ -460,11 +524,9 @@ class PostgresStore:
         offset: int = 0,
         tags: Iterable[str] | None = None,
     ) -> list[Fact]:
-        """As Store.list_facts (``tags``: not yet on PostgreSQL)."""
+        """As Store.list_facts."""
         if order not in LIST_ORDERS:
             raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}, not {order!r}")
-        if tags:
-            raise SlotmemError("tags are not available on PostgreSQL yet (docs/scaling.md)")
         now = self.clock()
         start, stop = validation.window(since, until, now)
         params: list = [now]
@@ -481,6 +543,8 @@ class PostgresStore:
         if source:
             tests.append("strpos(lower(source), lower(%s)) > 0")
             params.append(validation.text(source, "source", validation.MAX_SOURCE_CHARS))
+        if tags:
+            tests.extend(fact_tags.filter_sql(validation.tags(tags), params))
         offset = validation.count(offset, "offset")
         sql = f"SELECT {FACT_SELECT} FROM memory_facts WHERE {' AND '.join(tests)} "
         sql += f"ORDER BY {LIST_ORDERS[order]}"
@@ -490,7 +554,8 @@ class PostgresStore:
         if offset:
             sql += " OFFSET %s"
             params.append(offset)
-        return [Fact.from_row(row) for row in self.conn.execute(sql, params)]
+        facts = [Fact.from_row(row) for row in self.conn.execute(sql, params)]
+        return fact_tags.attach(self.conn, facts)
 
     @server.translated
     def slot_names(self, selectors: Iterable[str] | str | None = None) -> list[str] | None:
@@ -586,8 +651,6 @@ class PostgresStore:
         """As Store.query_facts, lexical (the semantic leg is not on PostgreSQL yet: ``semantic``
         is accepted and changes nothing). Accesses are counted without waiting for a writer:
         a row another transaction holds locked is not counted this time."""
-        if tags:
-            raise SlotmemError("tags are not available on PostgreSQL yet (docs/scaling.md)")
         chosen = self.slot_names(slots)
         now = self.clock()
         start, stop = validation.window(since, until, now)
@@ -601,8 +664,12 @@ class PostgresStore:
             semantic=False,
             since=start,
             until=stop,
+            tags=validation.tags(tags) if tags else (),
         )
         hits = pg_search.search(self.conn, query, self.ranking, self._freqs, now)
+        if hits:
+            facts = fact_tags.attach(self.conn, [hit.fact for hit in hits])
+            hits = [dataclasses.replace(hit, fact=fact) for hit, fact in zip(hits, facts)]
         if not track_access or not hits or self.readonly:
             return hits
         now = self.clock()
@@ -765,7 +832,8 @@ class PostgresStore:
     @server.translated
     def export(self, slot: str | None = None) -> list[dict]:
         """The records of an export, in the file's JSONL format (slotmem.storage.transfer):
-        facts, history and feedback (policies, episodes and links are not on PostgreSQL yet)."""
+        facts and their tags, history and feedback (policies, episodes and links are not on
+        PostgreSQL yet)."""
         from . import transfer
 
         slot = None if slot is None else validation.slot(slot)

@@ -1,12 +1,13 @@
 """Export and import on PostgreSQL, in the file's JSONL format (slotmem.storage.transfer).
 
-An export is the file's: a header, the facts (every column), their history and feedback, the
-end marker with its count, checksum and HMAC under this memory's export key. An import is read
+An export is the file's: a header, the facts (every column, their tags), their history and
+feedback, the end marker with its count, checksum and HMAC under this memory's export key. An
+import is read
 and checked by the file's own reader (``transfer.read``: the write scan, the end marker, one bad
 line refuses the file) and applied here with the file's rules (``transfer.apply``'s merge,
 replace and skip-existing; protected facts kept from a file that is not the memory's own).
-Policies, episodes, links, the retrieval log and cursors are not on PostgreSQL yet: an export
-has none, and an import of a file that holds some refuses it (nothing is written)."""
+Policies of its own, episodes, links, the retrieval log and cursors are not on PostgreSQL yet:
+an export has none, and an import of a file that holds some refuses it (nothing is written)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ..errors import InvalidInput
 from ..records import FACT_COLUMNS, Change, ChangeReport, Fact
 from ..storage import retention
 from ..storage import transfer as file_transfer
+from . import tags as fact_tags
 from . import tokens
 
 HISTORY_FIELDS = file_transfer.rows.HISTORY_FIELDS
@@ -53,8 +55,14 @@ def export(conn, slot: str | None, now: int) -> Iterator[dict]:
 def _records(conn, slot: str | None) -> Iterator[dict]:
     where, params = ("WHERE slot = %s", (slot,)) if slot else ("", ())
     columns = ", ".join(FACT_COLUMNS)
-    for row in conn.execute(f"SELECT {columns} FROM memory_facts {where} ORDER BY seq", params):
-        yield {"type": "fact", **{name: row[name] for name in FACT_COLUMNS}}
+    facts = f"""SELECT {columns}, (SELECT string_agg(tag, ' ' ORDER BY tag) FROM memory_fact_tags t
+                                  WHERE t.fact_seq = memory_facts.seq) AS tag_list
+                FROM memory_facts {where} ORDER BY seq"""
+    for row in conn.execute(facts, params):
+        record = {"type": "fact", **{name: row[name] for name in FACT_COLUMNS}}
+        if row["tag_list"]:  # only then, as the file's export
+            record["tags"] = row["tag_list"].split(" ")
+        yield record
     names = ", ".join(HISTORY_FIELDS)
     for row in conn.execute(
         f"SELECT {names} FROM memory_fact_history {where} ORDER BY hid", params
@@ -80,7 +88,6 @@ def apply(conn, parsed: file_transfer.Parsed, mode: str, *, now: int) -> ChangeR
         for name, held in (
             ("episodes, provenance, retrievals or cursors", parsed.more != type(parsed.more)()),
             ("links", parsed.links),
-            ("tags", any(fact.tags for _, fact in parsed.facts)),
             ("slot policies of its own", _own_policies(parsed)),
         )
         if held
@@ -127,10 +134,12 @@ def _insert(conn, fact: Fact) -> None:
     from .store import INSERT_SQL, jsonb
 
     values = [getattr(fact, name) for name in FACT_COLUMNS]
-    conn.execute(
-        INSERT_SQL,
+    seq = conn.execute(
+        INSERT_SQL + " RETURNING seq",
         [*values, validation.key_form(fact.key), doc.terms, jsonb(doc.freqs), doc.length],
-    )
+    ).fetchone()["seq"]
+    if fact.tags:
+        fact_tags.replace(conn, seq, fact.tags)
 
 
 def _overwrite(conn, seq: int, fact: Fact) -> None:
@@ -144,6 +153,7 @@ def _overwrite(conn, seq: int, fact: Fact) -> None:
         [*(getattr(fact, name) for name in FACT_COLUMNS), validation.key_form(fact.key),
          doc.terms, jsonb(doc.freqs), doc.length, seq],
     )  # fmt: skip
+    fact_tags.replace(conn, seq, fact.tags)
 
 
 def _archive(conn, seq: int, reason: str, now: int, by: str | None) -> None:
@@ -166,7 +176,7 @@ def _import_fact(conn, fact: Fact, mode: str, now: int, ids: dict, keep_protecte
             fact = dataclasses.replace(fact, id=ids[fact.id])
         _insert(conn, fact)
         return Change("added", fact.slot, fact.key, fact.value)
-    old = Fact.from_row(row)
+    old = dataclasses.replace(Fact.from_row(row), tags=fact_tags.of_seq(conn, row["seq"]))
     ids[fact.id] = old.id
     fact = dataclasses.replace(fact, id=old.id)
     if _content(fact) == _content(old):
