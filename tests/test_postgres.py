@@ -369,3 +369,28 @@ def test_a_read_only_store_refuses_writes(pg_store, pg_url):
             reader.upsert("a", "b", "d")
         assert reader.query_facts("c")[0].fact.access_count == 0  # a reader counts nothing
     assert pg_store.get("a", "b").value == "c"
+
+
+def test_restore_and_renew(memory, clock):
+    memory.upsert("user", "city", "Lisbon", tags=["home"])
+    clock.advance(ms=5)
+    memory.upsert("user", "city", "Porto")
+    restored = memory.restore("user", "city")
+    assert (restored.action, restored.fact.value, restored.previous.value) == (
+        "restored",
+        "Lisbon",
+        "Porto",
+    )
+    assert memory.get("user", "city").tags == ("home",)
+    assert [e.reason for e in memory.history("user", "city")] == ["restore", "update"]
+    memory.delete("user", "city")
+    back = memory.restore("user", "city", version=2)  # the value the restore replaced
+    assert (back.fact.value, back.previous) == ("Porto", None)
+    assert memory.get("user", "city").value == "Porto"
+    with pytest.raises(InvalidInput, match="has no version 9"):
+        memory.restore("user", "city", version=9)
+    with pytest.raises(InvalidInput, match="has no history"):
+        memory.restore("user", "nothing")
+    memory.upsert("tmp", "otp", "1", ttl="1h")
+    assert memory.renew("tmp", "otp", "2h").expires_at == clock.now + 2 * 3_600_000
+    assert memory.renew("user", "city", "1h") is None  # permanent: stays so

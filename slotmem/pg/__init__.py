@@ -3,8 +3,8 @@
 ``target.py`` reads the URL (``?memory=NAME``: one PostgreSQL schema per memory),
 ``server.py`` holds the connections, the numbered SQL migrations in ``migrations/`` (applied
 under an advisory lock) and the translation of driver errors, ``tokens.py`` turns a fact into
-the terms FTS5 would index, ``search.py`` scores them with the file's exact lexical score, ``tags.py`` holds fact tags,
-``transfer.py`` moves a memory between a file and a server through the JSONL export format,
+the terms FTS5 would index, ``search.py`` scores them with the file's exact lexical score,
+``tags.py`` holds fact tags, ``transfer.py`` moves a memory between a file and a server through the JSONL export format,
 and ``store.py`` is ``PostgresStore``, the Store's public methods for the supported subset.
 psycopg is imported only when a PostgreSQL target is opened. See docs/scaling.md."""
 

@@ -70,8 +70,8 @@ NOT_YET = {  # the Store's public methods this phase leaves out (docs/scaling.md
     "about", "advance_flush_cursor", "dedupe", "doctor", "duplicates",
     "episode_facts", "fact_episodes", "flush", "flush_cursor", "flush_cursors", "get_episode",
     "get_retrieval", "link", "link_facts", "link_history", "links", "list_episodes",
-    "prune_retrievals", "prune_slot", "record_episode", "record_retrieval", "renew", "repair",
-    "reset_flush_cursor", "restore", "retrievals", "search_episodes", "set_default_policy",
+    "prune_retrievals", "prune_slot", "record_episode", "record_retrieval", "repair",
+    "reset_flush_cursor", "retrievals", "search_episodes", "set_default_policy",
     "set_policy", "undo_flush", "unlink",
 }  # fmt: skip
 FILE_ONLY = {"backup", "checkpoint"}  # WAL checkpoints and file copies: the file's own
@@ -405,6 +405,61 @@ class PostgresStore:
                 raise protected_error(slot, row["key"], "forget")
             self._remove([row["seq"]], "delete", now, source)
         return True
+
+    @server.translated
+    def renew(self, slot: str, key: str, ttl, *, allow_protected: bool = True) -> Fact | None:
+        """As Store.renew: the live fact expires ``ttl`` from now (None: no such fact, or it
+        never expires)."""
+        self._writable()
+        slot, key = validation.slot(slot), validation.key(key)
+        lifetime = validation.duration(ttl)
+        with self.conn.transaction():
+            now = self.clock()
+            row = self._row(slot, key, now, lock=True)
+            if row is None or row["expires_at"] is None:
+                return None
+            if not allow_protected and row["protected_at"] is not None:
+                raise protected_error(slot, row["key"], "renew")
+            self.conn.execute(
+                "UPDATE memory_facts SET expires_at = %s WHERE seq = %s",
+                (now + lifetime, row["seq"]),
+            )
+            tags_now = fact_tags.of_seq(self.conn, row["seq"])
+        return dataclasses.replace(Fact.from_row(row), expires_at=now + lifetime, tags=tags_now)
+
+    @server.translated
+    def restore(
+        self, slot: str, key: str, *, version: int | None = None, by: str = "restore"
+    ) -> UpsertResult:
+        """As Store.restore: a value of slot/key back from history (``version``, else the
+        newest); the value it replaces goes to history (reason ``restore``)."""
+        from ..storage import lifecycle
+        from . import transfer
+
+        self._writable()
+        slot, key = validation.slot(slot), validation.key(key)
+        if version is not None:
+            version = validation.positive_int(version, "version")
+        by = validation.text(by, "by", validation.MAX_SOURCE_CHARS, single_line=True)
+        with self.conn.transaction():
+            row = self.conn.execute(
+                "SELECT * FROM memory_facts WHERE slot = %s AND key = %s FOR UPDATE", (slot, key)
+            ).fetchone()
+            entry = lifecycle.pick_entry(self.history(slot, key), slot, key, version)
+            now = self.clock()
+            if row is None:
+                taken = self.conn.execute(
+                    "SELECT 1 FROM memory_facts WHERE id = %s", (entry.fact_id,)
+                ).fetchone()
+                fact = lifecycle.revived(entry, taken is not None, now)
+                transfer.insert(self.conn, fact)
+                return UpsertResult("restored", fact, None)
+            tags_now = fact_tags.of_seq(self.conn, row["seq"])
+            old = dataclasses.replace(Fact.from_row(row), tags=tags_now)
+            transfer.archive(self.conn, row["seq"], "restore", now, by)
+            fact = lifecycle.with_value(old, entry, now)
+            transfer.overwrite(self.conn, row["seq"], fact)
+            return UpsertResult("restored", fact, old)
 
     @server.translated
     def rate(

@@ -123,7 +123,8 @@ def _own_policies(parsed: file_transfer.Parsed) -> bool:
     return bool(custom) or not same
 
 
-def _insert(conn, fact: Fact) -> None:
+def insert(conn, fact: Fact) -> None:
+    """A whole fact row (rows.insert's rules: a look-alike of another key is refused)."""
     clash = conn.execute(
         "SELECT key FROM memory_facts WHERE slot = %s AND key_form = %s ORDER BY seq LIMIT 1",
         (fact.slot, validation.key_form(fact.key)),
@@ -142,7 +143,7 @@ def _insert(conn, fact: Fact) -> None:
         fact_tags.replace(conn, seq, fact.tags)
 
 
-def _overwrite(conn, seq: int, fact: Fact) -> None:
+def overwrite(conn, seq: int, fact: Fact) -> None:
     (doc,) = tokens.documents([(fact.slot, fact.key, fact.value)])
     from .store import jsonb
 
@@ -156,7 +157,7 @@ def _overwrite(conn, seq: int, fact: Fact) -> None:
     fact_tags.replace(conn, seq, fact.tags)
 
 
-def _archive(conn, seq: int, reason: str, now: int, by: str | None) -> None:
+def archive(conn, seq: int, reason: str, now: int, by: str | None) -> None:
     conn.execute(
         f"INSERT INTO memory_fact_history (fact_id, {KEPT}, reason, changed_at, changed_by) "
         f"SELECT id, {KEPT}, %s, %s, %s FROM memory_facts WHERE seq = %s",
@@ -174,7 +175,7 @@ def _import_fact(conn, fact: Fact, mode: str, now: int, ids: dict, keep_protecte
         if taken:
             ids[fact.id] = secrets.token_hex(8)
             fact = dataclasses.replace(fact, id=ids[fact.id])
-        _insert(conn, fact)
+        insert(conn, fact)
         return Change("added", fact.slot, fact.key, fact.value)
     old = dataclasses.replace(Fact.from_row(row), tags=fact_tags.of_seq(conn, row["seq"]))
     ids[fact.id] = old.id
@@ -190,8 +191,8 @@ def _import_fact(conn, fact: Fact, mode: str, now: int, ids: dict, keep_protecte
             _insert_history(conn, [file_transfer.rows.entry(fact, "import", now, "import")])
         note = "the value here is newer; the file's went to history"
         return Change("kept", fact.slot, fact.key, old.value, None, note)
-    _archive(conn, row["seq"], "import", now, "import")
-    _overwrite(conn, row["seq"], fact)
+    archive(conn, row["seq"], "import", now, "import")
+    overwrite(conn, row["seq"], fact)
     return Change("updated", fact.slot, fact.key, fact.value, old.value)
 
 
@@ -212,7 +213,7 @@ def _remove_others(conn, parsed: file_transfer.Parsed, now: int) -> list[Change]
     kept = [r for r in others if parsed.keeps_protected and r["protected_at"] is not None]
     gone = [r for r in others if r not in kept]
     for row in gone:
-        _archive(conn, row["seq"], "import", now, "import")
+        archive(conn, row["seq"], "import", now, "import")
     conn.execute("DELETE FROM memory_facts WHERE seq = ANY(%s)", ([r["seq"] for r in gone],))
     note = "not in the file (replace)"
     return [
