@@ -394,3 +394,19 @@ def test_restore_and_renew(memory, clock):
     memory.upsert("tmp", "otp", "1", ttl="1h")
     assert memory.renew("tmp", "otp", "2h").expires_at == clock.now + 2 * 3_600_000
     assert memory.renew("user", "city", "1h") is None  # permanent: stays so
+
+
+def test_async_store_over_a_server(pg_url, pg_store):
+    import asyncio
+
+    from slotmem.aio import AsyncStore
+
+    async def main():
+        async with AsyncStore(pg_url) as mem:
+            await mem.upsert("user", "city", "Marta lives in Lisbon")
+            hits = await mem.query_facts("Lisbon")
+        async with AsyncStore(pg_store) as same:  # an open PostgresStore
+            assert (await same.get("user", "city")).value == "Marta lives in Lisbon"
+        return hits
+
+    assert [h.fact.key for h in asyncio.run(main())] == ["city"]
