@@ -410,3 +410,11 @@ def test_async_store_over_a_server(pg_url, pg_store):
         return hits
 
     assert [h.fact.key for h in asyncio.run(main())] == ["city"]
+
+
+def test_without_psycopg_a_url_says_what_to_install(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if it were not installed
+    with pytest.raises(StorageError, match=r"needs psycopg 3: pip install 'slotmem\[postgres\]'"):
+        Store("postgresql://u@127.0.0.1:1/db", create=True)

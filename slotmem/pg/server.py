@@ -24,6 +24,16 @@ from .target import Target
 MIGRATIONS = "migrations"
 
 
+def require_driver() -> None:
+    """psycopg 3, or a one-line error that says how to install it."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        raise StorageError(
+            "a memory on PostgreSQL needs psycopg 3: pip install 'slotmem[postgres]'"
+        ) from None
+
+
 def translate(error: Exception, target: Target) -> SlotmemError:
     """A psycopg error as one line that names the server (never its password)."""
     import psycopg

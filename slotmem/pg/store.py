@@ -98,6 +98,7 @@ class PostgresStore:
         """Open (``create``: or make) the memory ``target`` names; ``readonly=True`` refuses
         writes with the same errors a read-only file gives."""
         self.target = parse(target)
+        server.require_driver()
         self.path = self.target.shown  # what messages name, as a file's path
         self.readonly = bool(readonly)
         self.follower = False
