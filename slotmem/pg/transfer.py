@@ -23,6 +23,7 @@ from ..storage import retention
 from ..storage import transfer as file_transfer
 from . import tags as fact_tags
 from . import tokens
+from .writes import INSERT_SQL, jsonb
 
 HISTORY_FIELDS = file_transfer.rows.HISTORY_FIELDS
 FEEDBACK_FIELDS = file_transfer.FEEDBACK_FIELDS
@@ -132,8 +133,6 @@ def insert(conn, fact: Fact) -> None:
     if clash is not None and clash["key"] != fact.key:
         raise InvalidInput(file_transfer.rows.look_alike(fact.slot, fact.key, clash["key"]))
     (doc,) = tokens.documents([(fact.slot, fact.key, fact.value)])
-    from .store import INSERT_SQL, jsonb
-
     values = [getattr(fact, name) for name in FACT_COLUMNS]
     seq = conn.execute(
         INSERT_SQL + " RETURNING seq",
@@ -145,8 +144,6 @@ def insert(conn, fact: Fact) -> None:
 
 def overwrite(conn, seq: int, fact: Fact) -> None:
     (doc,) = tokens.documents([(fact.slot, fact.key, fact.value)])
-    from .store import jsonb
-
     sets = ", ".join(f"{name} = %s" for name in FACT_COLUMNS)
     conn.execute(
         f"UPDATE memory_facts SET {sets}, key_form = %s, terms = %s, freqs = %s, length = %s "
