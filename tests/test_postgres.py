@@ -418,3 +418,24 @@ def test_without_psycopg_a_url_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "psycopg", None)  # as if it were not installed
     with pytest.raises(StorageError, match=r"needs psycopg 3: pip install 'slotmem\[postgres\]'"):
         Store("postgresql://u@127.0.0.1:1/db", create=True)
+
+
+def test_a_memory_that_grew_refreshes_its_statistics_in_the_background(pg_store, clock):
+    import time
+
+    from slotmem.pg import search as pg_search
+
+    pg_store.upsert("a", "seed", "apples")
+    pg_store.query_facts("apples")  # the first search counts: 1 fact
+    first = pg_store.stats()["statistics_refreshed_at"]
+    pg_store.upsert_many(
+        [{"slot": "a", "key": f"k{i}", "value": f"pears {i}"} for i in range(pg_search.STALE_MIN)]
+    )
+    clock.advance(ms=10)
+    assert pg_store.query_facts("pears", limit=3)  # answered at once, with the old statistics
+    deadline = time.monotonic() + 60
+    while pg_store.stats()["statistics_refreshed_at"] == first:
+        assert time.monotonic() < deadline, "the statistics were not refreshed"
+        time.sleep(0.05)
+    assert pg_store.stats()["statistics_refreshed_at"] == clock.now
+    assert pg_search.stats(pg_store.conn).facts == pg_search.STALE_MIN + 1

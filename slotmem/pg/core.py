@@ -3,6 +3,8 @@ memory's lock, and the one-line refusal of what a PostgreSQL memory does not do 
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections.abc import Callable
 
@@ -12,6 +14,8 @@ from ..search import Ranking
 from . import search as pg_search
 from . import server
 from .target import parse
+
+log = logging.getLogger(__name__)
 
 NOT_YET = {  # the Store's public methods this phase leaves out (docs/scaling.md)
     "about", "advance_flush_cursor", "dedupe", "doctor", "duplicates",
@@ -52,6 +56,8 @@ class Core:
         self.ranking = ranking or Ranking()
         self._connections = server.Connections(self.target)
         self._freqs = pg_search.DocFreqs()
+        self._refresher: threading.Thread | None = None
+        self._refresher_lock = threading.Lock()
         self.semantic = NoVectors()
         try:
             self.migrated = self._open(create)
@@ -88,7 +94,37 @@ class Core:
         lock, so a read-modify-write is atomic across processes and hosts."""
         return server.exclusive(self.conn, self.target.memory)
 
+    def refresh_soon(self) -> None:
+        """Refresh the lexical statistics in a background thread (one at a time in this
+        process; skipped when another process holds the memory's lock): the search that found
+        them stale does not wait for it."""
+        if self.readonly:
+            return
+        with self._refresher_lock:
+            if self._refresher is not None and self._refresher.is_alive():
+                return
+            self._refresher = threading.Thread(
+                target=self._refresh_quietly, name="slotmem-pg-statistics", daemon=True
+            )
+            self._refresher.start()
+
+    def _refresh_quietly(self) -> None:
+        try:
+            conn = self.conn  # this thread's own
+            with conn.transaction():
+                taken = conn.execute(
+                    "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0)) AS taken",
+                    (server.lock_key(self.target.memory),),
+                ).fetchone()["taken"]
+                if taken:
+                    pg_search.refresh(conn, self.clock())
+        except Exception as e:  # noqa: BLE001 - a background refresh must not kill anything
+            log.warning("refreshing the statistics of %s failed: %s", self.target, e)
+
     def close(self) -> None:
+        refresher = self._refresher
+        if refresher is not None:
+            refresher.join(30)  # its connection closes below
         self._connections.close()
 
     def __enter__(self):

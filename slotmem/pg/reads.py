@@ -203,6 +203,8 @@ class Reads(Core):
             tags=validation.tags(tags) if tags else (),
         )
         hits = pg_search.search(self.conn, query, self.ranking, self._freqs, now)
+        if self._freqs.stale:  # enough facts added since the statistics were counted
+            self.refresh_soon()
         if hits:
             facts = fact_tags.attach(self.conn, [hit.fact for hit in hits])
             hits = [dataclasses.replace(hit, fact=fact) for hit, fact in zip(hits, facts)]

@@ -27,6 +27,10 @@ from ..search.stemmer import stem
 from . import tags as fact_tags
 
 K1, B = 1.2, 0.75  # FTS5's bm25 constants (fts5_aux.c)
+# Statistics are stale once this many facts were added since the refresh (and at least a tenth
+# of what it counted): a search then asks for a refresh in the background (PostgresStore).
+STALE_MIN = 100
+STALE_FRACTION = 0.1
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,12 @@ class Stats:
     facts: int
     tokens: int
     refreshed_at: int | None
+    seq: int = 0  # the newest fact's seq at the refresh
+
+    def stale(self, newest: int | None) -> bool:
+        """Have enough facts been added since (``newest``: the newest seq now)?"""
+        grown = (newest or 0) - self.seq
+        return grown >= max(STALE_MIN, STALE_FRACTION * self.facts)
 
 
 def refresh(conn, now: int) -> Stats:
@@ -45,21 +55,25 @@ def refresh(conn, now: int) -> Stats:
            SELECT term, count(*) FROM memory_facts, unnest(terms) AS term GROUP BY term"""
     )
     row = conn.execute(
-        "SELECT count(*) AS facts, coalesce(sum(length), 0) AS tokens FROM memory_facts"
+        """SELECT count(*) AS facts, coalesce(sum(length), 0) AS tokens,
+                  coalesce(max(seq), 0) AS seq FROM memory_facts"""
     ).fetchone()
     conn.execute(
-        """INSERT INTO memory_stats (one, facts, tokens, refreshed_at) VALUES (true, %s, %s, %s)
+        """INSERT INTO memory_stats (one, facts, tokens, refreshed_at, seq)
+           VALUES (true, %s, %s, %s, %s)
            ON CONFLICT (one) DO UPDATE SET facts = excluded.facts, tokens = excluded.tokens,
-               refreshed_at = excluded.refreshed_at""",
-        (row["facts"], row["tokens"], now),
+               refreshed_at = excluded.refreshed_at, seq = excluded.seq""",
+        (row["facts"], row["tokens"], now, row["seq"]),
     )
     conn.execute("ANALYZE memory_facts")  # the planner's view of the terms, for the GIN scans
-    return Stats(row["facts"], row["tokens"], now)
+    return Stats(row["facts"], row["tokens"], now, row["seq"])
 
 
 def stats(conn) -> Stats | None:
-    row = conn.execute("SELECT facts, tokens, refreshed_at FROM memory_stats").fetchone()
-    return None if row is None else Stats(row["facts"], row["tokens"], row["refreshed_at"])
+    row = conn.execute("SELECT facts, tokens, refreshed_at, seq FROM memory_stats").fetchone()
+    if row is None:
+        return None
+    return Stats(row["facts"], row["tokens"], row["refreshed_at"], row["seq"])
 
 
 class DocFreqs:
@@ -74,6 +88,7 @@ class DocFreqs:
 
     def __init__(self) -> None:
         self._memo: tuple[int | None, dict[str, int]] = (None, {})
+        self.stale = False  # did the last search find the statistics stale (Stats.stale)?
 
     def lookup(self, conn, terms, refreshed_at: int | None) -> dict[str, int]:
         if self._memo[0] != refreshed_at:
@@ -91,7 +106,8 @@ class DocFreqs:
     def with_stats(self, conn, terms) -> tuple[Stats | None, dict[str, int]]:
         """The statistics and the dfs of ``terms``, in one round trip."""
         rows = conn.execute(
-            f"""SELECT st.facts, st.tokens, st.refreshed_at, d.term, d.df, d.kept
+            f"""SELECT st.facts, st.tokens, st.refreshed_at, st.seq, d.term, d.df, d.kept,
+                       (SELECT max(seq) FROM memory_facts) AS newest
                 FROM (SELECT 1) AS one LEFT JOIN memory_stats st ON true
                 LEFT JOIN LATERAL ({self.SQL}) AS d ON true""",
             (sorted(set(terms)),),
@@ -99,7 +115,8 @@ class DocFreqs:
         first = rows[0]
         if first["refreshed_at"] is None:
             return None, {}
-        current = Stats(first["facts"], first["tokens"], first["refreshed_at"])
+        current = Stats(first["facts"], first["tokens"], first["refreshed_at"], first["seq"])
+        self.stale = current.stale(first["newest"])
         if self._memo[0] != current.refreshed_at:
             self._memo = (current.refreshed_at, {})
         dfs = {}

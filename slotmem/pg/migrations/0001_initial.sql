@@ -70,5 +70,6 @@ CREATE TABLE memory_stats (
     one boolean PRIMARY KEY DEFAULT true CHECK (one),
     facts bigint NOT NULL,
     tokens bigint NOT NULL,
-    refreshed_at bigint NOT NULL
+    refreshed_at bigint NOT NULL,
+    seq bigint NOT NULL DEFAULT 0  -- the newest fact's seq then: how far the memory has grown since
 );
