@@ -439,3 +439,23 @@ def test_a_memory_that_grew_refreshes_its_statistics_in_the_background(pg_store,
         time.sleep(0.05)
     assert pg_store.stats()["statistics_refreshed_at"] == clock.now
     assert pg_search.stats(pg_store.conn).facts == pg_search.STALE_MIN + 1
+
+
+def test_doctor_and_repair(pg_store, pg_url):
+    from click.testing import CliRunner
+
+    from slotmem.cli import cli
+
+    pg_store.upsert("a", "b", "apples")
+    rows = {row["check"]: row for row in pg_store.doctor()}
+    assert rows["lexical statistics"]["ok"] is None  # not counted yet
+    assert rows["schema up to date"]["ok"] and rows["lexical terms of every fact"]["ok"]
+    pg_store.conn.execute("UPDATE memory_facts SET terms = '{}', length = 0")  # damaged
+    assert not pg_store.query_facts("apples")
+    bad = {row["check"]: row for row in pg_store.doctor()}["lexical terms of every fact"]
+    assert bad["ok"] is False and bad["fix"] == "slotmem doctor --repair"
+    done = CliRunner().invoke(cli, ["doctor", "--repair", "-d", pg_url])
+    assert done.exit_code == 0, done.output
+    assert "recomputed the lexical terms of 1 facts" in done.output
+    assert [h.fact.key for h in pg_store.query_facts("apples")] == ["b"]
+    assert all(row["ok"] is not False for row in pg_store.doctor())

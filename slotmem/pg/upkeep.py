@@ -33,6 +33,66 @@ class Upkeep(Writes):
         return dataclasses.asdict(current)
 
     @server.translated
+    def doctor(self) -> list[dict]:
+        """One row per check, as Store.doctor's: the server, the schema, the lexical terms of
+        every fact, the statistics' age."""
+        from ..records import iso_time
+        from ..storage.health import check_row
+
+        conn = self.conn
+        pending = [name for name, _ in server.migrations() if name not in server.applied(conn)]
+        missing = conn.execute(
+            "SELECT count(*) AS n FROM memory_facts WHERE length = 0 OR terms = '{}'"
+        ).fetchone()["n"]
+        current = pg_search.stats(conn)
+        newest = conn.execute("SELECT coalesce(max(seq), 0) AS n FROM memory_facts").fetchone()["n"]
+        if current is None:
+            statistics = check_row(
+                "lexical statistics", None, "not counted yet (a search will)", ""
+            )
+        else:
+            added = newest - current.seq
+            statistics = check_row(
+                "lexical statistics",
+                not current.stale(newest),
+                f"counted at {iso_time(current.refreshed_at)} over {current.facts} facts; "
+                f"{added} added since",
+                "slotmem prune (or slotmem doctor --repair) counts them again",
+            )
+        return [
+            check_row("PostgreSQL server", True, f"version {conn.info.server_version}", ""),
+            check_row(
+                "schema up to date", not pending, ", ".join(pending) or "ok", "slotmem migrate"
+            ),
+            check_row(
+                "lexical terms of every fact",
+                missing == 0,
+                f"{missing} facts without terms" if missing else "ok",
+                "slotmem doctor --repair",
+            ),
+            statistics,
+        ]
+
+    @server.translated
+    def repair(self) -> list[str]:
+        """Recompute every fact's lexical terms (FTS5's tokenizer, as this process has it) and
+        the statistics, under the memory's lock. Returns what was done."""
+        from . import tokens
+        from .writes import jsonb
+
+        self._writable()
+        with self.transaction():
+            facts = self.conn.execute("SELECT seq, slot, key, value FROM memory_facts").fetchall()
+            docs = tokens.documents([(row["slot"], row["key"], row["value"]) for row in facts])
+            with self.conn.cursor() as cur:
+                cur.executemany(
+                    "UPDATE memory_facts SET terms = %s, freqs = %s, length = %s WHERE seq = %s",
+                    [(d.terms, jsonb(d.freqs), d.length, r["seq"]) for r, d in zip(facts, docs)],
+                )
+            pg_search.refresh(self.conn, self.clock())
+        return [f"recomputed the lexical terms of {len(facts)} facts", "counted the statistics"]
+
+    @server.translated
     def prune(self, *, dry_run: bool = False, include_protected: bool = False) -> list[PruneReport]:
         """As Store.prune, each slot by the policy a new memory gives it (the file's built-in
         policies for user, project and agent, else the default policy: setting policies is not
