@@ -310,6 +310,9 @@ def test_the_cli_takes_a_url_with_d_and_slotmem_db(pg_url):
     assert refused.exit_code == 1
     assert refused.output.startswith("Error: backup is file-only")
     assert refused.output.count("\n") == 1
+    refused = run(cli, ["replicate", "--to", "/tmp/replica", "-d", pg_url])
+    assert refused.exit_code == 1
+    assert refused.output.startswith("Error: replicate is file-only")
     with Store(pg_url) as store:
         assert store.get("user", "name").access_count == 2  # the search and the context
 

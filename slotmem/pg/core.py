@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from .. import validation
-from ..errors import SlotmemError
+from ..errors import SlotmemError, file_only
 from ..search import Ranking
 from . import search as pg_search
 from . import server
@@ -135,10 +135,7 @@ class Core:
 
     def __getattr__(self, name: str):
         if name in FILE_ONLY:
-            raise SlotmemError(
-                f"{name} is file-only (Litestream/WAL/backups/followers): it does not apply to "
-                "PostgreSQL (use pg_dump, replication and PostgreSQL's own tools)"
-            )
+            raise file_only(name)
         if name in NOT_YET:
             raise SlotmemError(f"{name} is not available on PostgreSQL yet (docs/scaling.md)")
         raise AttributeError(name)
