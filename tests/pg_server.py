@@ -70,6 +70,7 @@ class Server:
             check=False, capture_output=True, text=True, cwd=self.root, **self._run_as(),
         )  # fmt: skip
         if init.returncode:
+            self.stop()  # its temporary directory goes
             raise RuntimeError(f"initdb failed: {init.stderr.strip() or init.stdout.strip()}")
         with open(log, "w") as out:
             if self.user:
