@@ -36,7 +36,8 @@ def _forward(
 ) -> Callable[Concatenate[AsyncStore, P], Coroutine[Any, Any, R]]:
     @functools.wraps(method)
     async def call(self: AsyncStore, *args: P.args, **kwargs: P.kwargs) -> R:
-        return await self.call(functools.partial(method, self.store, *args, **kwargs))
+        bound = getattr(self.store, method.__name__)  # the Store's, or a PostgresStore's
+        return await self.call(functools.partial(bound, *args, **kwargs))
 
     return call
 
@@ -45,10 +46,12 @@ class AsyncStore:
     """A Store whose methods are awaited: the same names, arguments and results."""
 
     def __init__(self, path_or_store: str | os.PathLike | Store, *, workers: int = 4, **options):
-        """``path_or_store``: a file (opened with ``options``, as ``Store(path, **options)``)
-        or an open Store. ``workers``: the threads calls run in."""
+        """``path_or_store``: a file or a ``postgresql://`` URL (opened with ``options``, as
+        ``Store(path, **options)``) or an open Store. ``workers``: the threads calls run in."""
         self.store = (
-            path_or_store if isinstance(path_or_store, Store) else Store(path_or_store, **options)
+            Store(path_or_store, **options)
+            if isinstance(path_or_store, (str, os.PathLike))
+            else path_or_store
         )
         self._workers = workers
         self._pid, self._pool = os.getpid(), self._new_pool()

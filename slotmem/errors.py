@@ -57,3 +57,20 @@ class DiskFull(StorageError):
 
 class ReplicationError(SlotmemError):
     """Litestream is missing, or a replication, restore or follow failed."""
+
+
+def protected_error(slot: str, key: str, verb: str) -> ProtectedFact:
+    """The error an agent's change to a person's fact raises (every part of the Store, on
+    every backend)."""
+    return ProtectedFact(
+        f"{slot}/{key} is protected (a person wrote it): an agent cannot {verb} it. Ask the "
+        f"person, or they can run 'slotmem unprotect {slot}/{key}'"
+    )
+
+
+def file_only(name: str) -> SlotmemError:
+    """What a memory on PostgreSQL answers for what only a file has (slotmem.pg)."""
+    return SlotmemError(
+        f"{name} is file-only (Litestream/WAL/backups/followers): it does not apply to "
+        "PostgreSQL (use pg_dump, replication and PostgreSQL's own tools)"
+    )

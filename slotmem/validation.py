@@ -412,3 +412,17 @@ def window(since, until, now: int) -> tuple[int | None, int | None]:
     if start is not None and stop is not None and stop <= start:
         raise InvalidInput("until must be later than since")
     return start, stop
+
+
+def expiry(ttl, expires_at, now: int) -> int | None:
+    """When a fact written now expires: ``ttl`` after now, or at ``expires_at`` (None: never)."""
+    if ttl is not None and expires_at is not None:
+        raise InvalidInput("give ttl or expires_at, not both")
+    if ttl is not None:
+        return now + duration(ttl)
+    if expires_at is None:
+        return None
+    when = moment(expires_at, now, "expires_at")
+    if when <= now:
+        raise InvalidInput("expires_at is not in the future")
+    return when

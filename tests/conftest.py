@@ -51,3 +51,35 @@ def fts_integrity_error(store):
     except Exception as e:  # noqa: BLE001 - the driver's DatabaseError
         return str(e)
     return None
+
+
+# -- PostgreSQL (slotmem.pg): one server per session, a fresh memory (schema) per test ----------
+SKIP_POSTGRES = "SLOTMEM_SKIP_POSTGRES"  # locally only: CI (CI set) runs them, whatever it says
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    import os
+
+    if os.environ.get(SKIP_POSTGRES) == "1" and not os.environ.get("CI"):
+        pytest.skip(f"{SKIP_POSTGRES}=1")
+    from pg_server import Server
+
+    server = Server().start()  # raises (the tests fail) when it cannot start
+    yield server
+    server.stop()
+
+
+_memories = iter(range(1, 1_000_000))
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """The URL of a new, empty memory on the session's server."""
+    return f"{pg_server.url}?memory=t{next(_memories)}"
+
+
+@pytest.fixture
+def pg_store(pg_url, clock):
+    with Store(pg_url, create=True, clock=clock) as mem:
+        yield mem

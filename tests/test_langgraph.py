@@ -14,9 +14,11 @@ from slotmem import InvalidInput, NotPermitted, ProtectedFact, Store
 from slotmem.integrations.langgraph import SlotmemStore, namespace_of, slot_of
 
 
-@pytest.fixture
-def lg(db_path, clock):
-    store = SlotmemStore(Store(db_path, create=True, clock=clock))
+@pytest.fixture(params=["file", "postgresql"])
+def lg(request, db_path, clock):
+    """The store over a file, and over a memory on PostgreSQL (slotmem.pg)."""
+    target = db_path if request.param == "file" else request.getfixturevalue("pg_url")
+    store = SlotmemStore(Store(target, create=True, clock=clock))
     yield store
     store.close()
 

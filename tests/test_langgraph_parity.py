@@ -99,14 +99,15 @@ class Slotmem:
         yield self.store
 
 
-@pytest.fixture
-def sides(db_path, clock):
+@pytest.fixture(params=["file", "postgresql"])
+def sides(request, db_path, clock):
+    target = db_path if request.param == "file" else request.getfixturevalue("pg_url")
     with contextlib.ExitStack() as stack:
         reference = stack.enter_context(
             sqlite_store.SqliteStore.from_conn_string(":memory:", ttl=TTL)
         )
         reference.setup()
-        ours = SlotmemStore(Store(db_path, create=True, clock=clock), ttl=TTL)
+        ours = SlotmemStore(Store(target, create=True, clock=clock), ttl=TTL)
         stack.callback(ours.close)
         yield Sqlite(reference), Slotmem(ours, clock)
 

@@ -19,7 +19,9 @@ ALLOWED = {
     "vectors": BASE | {"vectors", "storage"},
     # the store package (the facade, one module per concern) composes the layers below it;
     # ingest: the deprecated alias Store.flush
-    "store": BASE | {"store", "storage", "search", "vectors", "ingest"},
+    "store": BASE | {"store", "storage", "search", "vectors", "ingest", "pg"},
+    # the same memory on PostgreSQL: the Store's decisions (search, transfer) over its own SQL
+    "pg": BASE | {"pg", "storage", "search"},
     "ingest": BASE | {"ingest", "store"},
     # vectors: the llm model hook; ingest: the flush tool (the flusher, run for an agent)
     "agents": BASE | {"agents", "storage", "store", "vectors", "ingest"},

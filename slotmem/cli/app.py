@@ -60,6 +60,32 @@ DATABASE_KEY = "slotmem.database"  # in click's ctx.meta (shared by the group an
 GIVEN_BEFORE = "slotmem.database-before"  # -d given before the command
 
 
+SERVER_SCHEMES = ("postgresql://", "postgres://")  # slotmem.pg.SCHEMES: a memory on a server
+
+
+class Database(click.Path):
+    """-d/--database: a file's path (a Path), or a ``postgresql://`` URL kept as it is (a
+    memory on PostgreSQL: docs/scaling.md)."""
+
+    def __init__(self):
+        super().__init__(dir_okay=False, path_type=Path)
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.startswith(SERVER_SCHEMES):
+            return value
+        return super().convert(value, param, ctx)
+
+
+def on_server(database) -> bool:
+    return isinstance(database, str) and database.startswith(SERVER_SCHEMES)
+
+
+def exists(database) -> bool:
+    """Is there a memory at ``database``? A server's memory is the server's to say (opening
+    it without ``create`` says so when it is missing)."""
+    return on_server(database) or Path(database).exists()
+
+
 def _database_before(ctx, param, value):
     ctx.meta[GIVEN_BEFORE] = value
 
@@ -69,10 +95,10 @@ def _database_before(ctx, param, value):
 @click.option(
     "-d",
     "--database",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=Database(),
     expose_value=False,
     callback=_database_before,
-    help="The memory file (also accepted after the command)",
+    help="The memory file, or a postgresql:// URL (also accepted after the command)",
 )
 def cli():
     """Memory for AI agents in one SQLite file.
@@ -103,11 +129,11 @@ def database_option(command):
     return click.option(
         "-d",
         "--database",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=Database(),
         envvar="SLOTMEM_DB",
         default=db.default_path,
         show_default="$SLOTMEM_DB or data dir",
-        help="The memory file",
+        help="The memory file, or a postgresql://user@host/db?memory=NAME URL",
         callback=remember_path,
     )(command)
 
@@ -128,7 +154,7 @@ def store_for(database, dry_run: bool):
 
     from ..store import Store
 
-    if dry_run and not Path(database).exists():
+    if dry_run and not exists(database):
         with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "empty.db", create=True) as s:
             yield s
     else:

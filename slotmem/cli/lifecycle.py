@@ -10,7 +10,7 @@ import click
 
 from ..records import ChangeReport
 from ..search.duplicates import THRESHOLDS
-from .app import cli, database_option, open_store, store_for
+from .app import cli, database_option, exists, open_store, store_for
 from .grammar import fact_argument, stored_key
 from .output import done, echo_json, emit, format_options, json_option, note, table
 
@@ -141,7 +141,7 @@ def import_(file, mode, dry_run, partial, trusted, fmt, database):
         ) from None
     except OSError as e:
         raise click.ClickException(f"cannot read {name}: {e.strerror or e}") from None
-    if not Path(database).exists():  # a bad line creates no file
+    if not exists(database):  # a bad line creates no file
         transfer.read(lines, name, 0, partial=partial, trusted=trusted)
     with store_for(database, dry_run) as store:
         report = store.import_records(

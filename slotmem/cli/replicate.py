@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
+from ..errors import file_only
 from ..storage import replication
-from .app import cli, database_option, open_store
+from .app import cli, database_option, on_server, open_store
 from .output import echo_json, json_option, print_doctor
 
 URL_HELP = (
@@ -61,6 +62,8 @@ def replicate(files, url, sync_interval, retention, snapshot_interval, print_con
     slotmem replicate -d agent.db --to s3://backups/agent.db
     slotmem replicate --to s3://backups/tenants tenants/*.db --config > litestream.yml
     """
+    if on_server(database):
+        raise file_only("replicate")  # the server replicates itself
     settings = replication.Settings(sync_interval, retention, snapshot_interval)
     target = replication.replica_url(url)
     pairs = [(path, replication.joined(target, path.name)) for path in files] or [

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import os
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -118,15 +119,15 @@ class SlotmemStore(BaseStore):
         ttl: TTLConfig | None = None,
         **options,
     ):
-        """``path_or_store``: a file (opened as ``Store(path, **options)``) or an open Store.
+        """``path_or_store``: a file or a ``postgresql://`` URL (opened as ``Store(path,
+        **options)``) or an open Store.
         ``slots``: the only slots it may read and write; ``read_only``: puts and deletes are
         refused; ``allow_protected``: it may overwrite and delete facts a person protected;
         ``scan``: puts pass slotmem's injection and secret scan (for a store whose puts carry
         what an agent or a model wrote; the developer's own puts are trusted by default);
         ``ttl``: LangGraph's TTLConfig (``default_ttl`` in minutes, ``refresh_on_read``)."""
-        self.store = (
-            path_or_store if isinstance(path_or_store, Store) else Store(path_or_store, **options)
-        )
+        opened = isinstance(path_or_store, (str, os.PathLike))  # a file, or a postgresql:// URL
+        self.store = Store(path_or_store, **options) if opened else path_or_store
         self.slots = scope(slots)
         self.read_only = bool(read_only)
         self.allow_protected = bool(allow_protected)

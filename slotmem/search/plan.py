@@ -61,12 +61,15 @@ def plan(conn, terms: Terms, budget: int | None = None, freqs: DocFreqs | None =
     searches (a Store keeps one)."""
     with _snapshot(conn):
         facts = indexed_rows(conn, WORDS)
-        arms = [
-            arm
-            for arm in _word_arms(conn, terms.words, freqs or DocFreqs())
-            + _gram_arms(conn, terms.grams)
-            if arm.df
-        ]
+        arms = _word_arms(conn, terms.words, freqs or DocFreqs()) + _gram_arms(conn, terms.grams)
+    return choose(arms, facts, budget)
+
+
+def choose(arms: list[Arm], facts: int, budget: int | None = None) -> Plan:
+    """The plan among ``arms`` (each with its df, of ``facts`` facts): terms no fact holds
+    left out, too common ones dropped, the rest within ``budget`` postings. Any storage that
+    knows its dfs plans with it (slotmem.pg.search)."""
+    arms = [arm for arm in arms if arm.df]
     chosen = _budget(_prune(arms, facts), budget or POSTINGS_BUDGET)
     dropped = tuple(arm.term for arm in arms if arm.term not in {a.term for a in chosen})
     return Plan(tuple(chosen), facts, dropped)

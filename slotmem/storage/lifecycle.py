@@ -22,7 +22,13 @@ Forget = Callable[[list[int]], None]
 
 def find_entry(conn, slot: str, key: str, version: int | None) -> HistoryEntry:
     """The history entry ``version`` of slot/key (None: the newest)."""
-    entries = rows.history(conn, slot=slot, key=key)
+    return pick_entry(rows.history(conn, slot=slot, key=key), slot, key, version)
+
+
+def pick_entry(
+    entries: list[HistoryEntry], slot: str, key: str, version: int | None
+) -> HistoryEntry:
+    """Among slot/key's history ``entries`` (newest first), ``version`` (None: the newest)."""
     if not entries:
         raise InvalidInput(f"{slot}/{key} has no history: there is nothing to restore")
     for entry in entries:
@@ -42,33 +48,38 @@ def restore(conn, entry: HistoryEntry, *, now: int, by: str) -> tuple[Fact, Fact
     the latest change, and a restored fact is not pruned again at once."""
     row = _row(conn, entry.slot, entry.key)
     if row is None:
-        fact_id = entry.fact_id if not _id_taken(conn, entry.fact_id) else secrets.token_hex(8)
-        fact = Fact(
-            fact_id,
-            entry.slot,
-            entry.key,
-            entry.value,
-            entry.confidence,
-            entry.quality,
-            entry.source,
-            entry.created_at,
-            now,
-            entry.last_accessed,
-            entry.access_count,
-            pinned_at=entry.pinned_at,
-            protected_at=entry.protected_at,
-            expires_at=_still(entry.expires_at, now),
-        )
+        fact = revived(entry, _id_taken(conn, entry.fact_id), now)
         rows.insert(conn, fact)
         return fact, None
     old = Fact.from_row(row)
     rows.archive(conn, row["seq"], "restore", now, by)
-    fact = _with_value(old, entry, now)
+    fact = with_value(old, entry, now)
     rows.overwrite(conn, row["seq"], fact)
     return fact, old
 
 
-def _with_value(fact: Fact, entry: HistoryEntry, now: int) -> Fact:
+def revived(entry: HistoryEntry, id_taken: bool, now: int) -> Fact:
+    """A fact that is gone, as ``entry`` brings it back: its id (a new one when ``id_taken``),
+    creation time, access counts and pin; changed now."""
+    return Fact(
+        entry.fact_id if not id_taken else secrets.token_hex(8),
+        entry.slot,
+        entry.key,
+        entry.value,
+        entry.confidence,
+        entry.quality,
+        entry.source,
+        entry.created_at,
+        now,
+        entry.last_accessed,
+        entry.access_count,
+        pinned_at=entry.pinned_at,
+        protected_at=entry.protected_at,
+        expires_at=_still(entry.expires_at, now),
+    )
+
+
+def with_value(fact: Fact, entry: HistoryEntry, now: int) -> Fact:
     """``fact`` holding ``entry``'s value again (its confidence, source and expiry), changed now."""
     return dataclasses.replace(
         fact,
@@ -125,7 +136,7 @@ def undo_flush(
             if not dry_run:
                 rows.remove(conn, [row["seq"]], "undo", now, by, forget)
             continue
-        restored = _with_value(fact, before, now)
+        restored = with_value(fact, before, now)
         report.changes.append(Change("reverted", fact.slot, fact.key, before.value, fact.value))
         written.append(restored)
         if not dry_run:

@@ -19,7 +19,18 @@ from .writes import Writes
 
 
 class Store(Episodes, Writes, Links, Upkeep, Policies, Cursors, Reads, Core):
-    """Facts in slots, in one SQLite file. Safe to share between threads and processes."""
+    """Facts in slots, in one SQLite file. Safe to share between threads and processes.
+
+    ``Store("postgresql://user@host:5432/db?memory=NAME")`` opens a memory on PostgreSQL
+    instead: a ``slotmem.pg.store.PostgresStore`` (the same methods for the subset it supports;
+    docs/scaling.md)."""
+
+    def __new__(cls, path=None, *args, **kwargs):
+        if isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
+            from .. import pg  # psycopg is imported only for a PostgreSQL target
+
+            return pg.open_store(path, *args, **kwargs)
+        return super().__new__(cls)
 
 
 __all__ = ["Store", "now_ms"]

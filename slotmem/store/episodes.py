@@ -10,11 +10,11 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from .. import validation
-from ..errors import InvalidInput
+from ..errors import InvalidInput, protected_error
 from ..records import Fact
 from .core import _translated
 from .reads import Reads
-from .writes import EXPIRY, Writes, _changed, _expiry, protected_error
+from .writes import EXPIRY, Writes, _changed, _expiry
 
 if TYPE_CHECKING:
     from ..storage.episodes import Episode, EpisodeHit

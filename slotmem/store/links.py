@@ -6,13 +6,12 @@ from __future__ import annotations
 import dataclasses
 
 from .. import validation
-from ..errors import InvalidInput
+from ..errors import InvalidInput, protected_error
 from ..records import About, Link, LinkHistoryEntry
 from ..storage import links as fact_links
 from ..storage import tags as fact_tags
 from .core import _translated
 from .reads import Reads
-from .writes import protected_error
 
 ABOUT_LIMIT = 20  # facts that name the subject, at most (each with its links)
 

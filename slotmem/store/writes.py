@@ -9,7 +9,7 @@ import gc
 from collections.abc import Iterable, Mapping
 
 from .. import validation
-from ..errors import InvalidInput, ProtectedFact
+from ..errors import InvalidInput, protected_error
 from ..records import Fact, UpsertResult, fact_of
 from ..storage import rows
 from ..storage import tags as fact_tags
@@ -388,18 +388,7 @@ EXPIRY = ("ttl", "expires_at")
 ITEM_FIELDS = frozenset({"slot", "key", "value", "confidence", "source", "tags", *EXPIRY})
 
 
-def _expiry(ttl, expires_at, now: int) -> int | None:
-    """When a fact written now expires: ``ttl`` after now, or at ``expires_at`` (None: never)."""
-    if ttl is not None and expires_at is not None:
-        raise InvalidInput("give ttl or expires_at, not both")
-    if ttl is not None:
-        return now + validation.duration(ttl)
-    if expires_at is None:
-        return None
-    moment = validation.moment(expires_at, now, "expires_at")
-    if moment <= now:
-        raise InvalidInput("expires_at is not in the future")
-    return moment
+_expiry = validation.expiry  # shared with slotmem.pg
 
 
 # Items written with Python's cycle collector paused: the objects a bulk load makes (facts,
@@ -463,12 +452,4 @@ def _upsert_row(fact: Fact) -> tuple:
         fact.protected_at,
         fact.expires_at,
         validation.key_form(fact.key),
-    )
-
-
-def protected_error(slot: str, key: str, verb: str) -> ProtectedFact:
-    """The error an agent's change to a person's fact raises (every part of the Store)."""
-    return ProtectedFact(
-        f"{slot}/{key} is protected (a person wrote it): an agent cannot {verb} it. Ask the "
-        f"person, or they can run 'slotmem unprotect {slot}/{key}'"
     )

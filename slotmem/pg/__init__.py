@@ -1,0 +1,25 @@
+"""The same memory on PostgreSQL (issue 26, first phase): ``Store("postgresql://...")``.
+
+``target.py`` reads the URL (``?memory=NAME``: one PostgreSQL schema per memory),
+``server.py`` holds the connections, the numbered SQL migrations in ``migrations/`` (applied
+under an advisory lock) and the translation of driver errors, ``tokens.py`` turns a fact into
+the terms FTS5 would index, ``search.py`` scores them with the file's exact lexical score,
+``tags.py`` holds fact tags, ``transfer.py`` moves a memory between a file and a server through the JSONL export format,
+and ``store.py`` is ``PostgresStore``, the Store's public methods for the supported subset.
+psycopg is imported only when a PostgreSQL target is opened. See docs/scaling.md."""
+
+from __future__ import annotations
+
+SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_target(target) -> bool:
+    """Does ``target`` name a PostgreSQL memory (a ``postgresql://`` URL) rather than a file?"""
+    return isinstance(target, str) and target.startswith(SCHEMES)
+
+
+def open_store(target: str, **options):
+    """A PostgresStore for ``target`` (psycopg is imported here, not before)."""
+    from .store import PostgresStore
+
+    return PostgresStore(target, **options)

@@ -1,0 +1,283 @@
+"""The file's lexical score, computed on PostgreSQL in one statement.
+
+The file scores with FTS5 (slotmem.search.lexical): per matched term idf^1.5 × bm25's tf part
++ coordination, times confidence, feedback and recency. Here each fact row carries what FTS5
+would know of it (slotmem.pg.tokens): its distinct terms (a GIN index: each term's postings),
+its term frequencies in key and value, its length in tokens. The number of facts, their total
+length and each term's document frequency live in ``memory_stats`` and ``memory_term_stats``,
+refreshed by ``refresh`` (prune, ``refresh_statistics``, the first search of a memory); a term
+written since is counted when a search asks for it. Which terms run (too common ones dropped,
+the postings budget, the newest postings of capped terms), the query's mass, relevance and
+the explanation are slotmem.search's own, imported: only the SQL is PostgreSQL's.
+
+bm25's term part is computed as FTS5's C code computes it (the same operations in the same
+order, in double precision), so that scores, not only orders, equal the file's: after a refresh
+the top 10 of a search on both are the same facts in the same order (tests/test_postgres_contract.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..records import Hit
+from ..search import Query, Ranking, relevance
+from ..search import lexical as file_lexical
+from ..search import plan as file_plan
+from ..search.stemmer import stem
+from . import tags as fact_tags
+
+K1, B = 1.2, 0.75  # FTS5's bm25 constants (fts5_aux.c)
+# Statistics are stale once this many facts were added since the refresh (and at least a tenth
+# of what it counted): a search then asks for a refresh in the background (PostgresStore).
+STALE_MIN = 100
+STALE_FRACTION = 0.1
+
+
+@dataclass(frozen=True)
+class Stats:
+    facts: int
+    tokens: int
+    refreshed_at: int | None
+    seq: int = 0  # the newest fact's seq at the refresh
+
+    def stale(self, newest: int | None) -> bool:
+        """Have enough facts been added since (``newest``: the newest seq now)?"""
+        grown = (newest or 0) - self.seq
+        return grown >= max(STALE_MIN, STALE_FRACTION * self.facts)
+
+
+def refresh(conn, now: int) -> Stats:
+    """Recount every term's document frequency, the facts and their tokens (inside the
+    caller's transaction, which holds the memory's lock)."""
+    conn.execute("DELETE FROM memory_term_stats")
+    conn.execute(
+        """INSERT INTO memory_term_stats (term, df)
+           SELECT term, count(*) FROM memory_facts, unnest(terms) AS term GROUP BY term"""
+    )
+    row = conn.execute(
+        """SELECT count(*) AS facts, coalesce(sum(length), 0) AS tokens,
+                  coalesce(max(seq), 0) AS seq FROM memory_facts"""
+    ).fetchone()
+    conn.execute(
+        """INSERT INTO memory_stats (one, facts, tokens, refreshed_at, seq)
+           VALUES (true, %s, %s, %s, %s)
+           ON CONFLICT (one) DO UPDATE SET facts = excluded.facts, tokens = excluded.tokens,
+               refreshed_at = excluded.refreshed_at, seq = excluded.seq""",
+        (row["facts"], row["tokens"], now, row["seq"]),
+    )
+    conn.execute("ANALYZE memory_facts")  # the planner's view of the terms, for the GIN scans
+    return Stats(row["facts"], row["tokens"], now, row["seq"])
+
+
+def stats(conn) -> Stats | None:
+    row = conn.execute("SELECT facts, tokens, refreshed_at, seq FROM memory_stats").fetchone()
+    if row is None:
+        return None
+    return Stats(row["facts"], row["tokens"], row["refreshed_at"], row["seq"])
+
+
+class DocFreqs:
+    """Term dfs, in one statement per search: the statistics table's, and a term it lacks
+    (written since the refresh) counted live, through the GIN index. Those the table holds are
+    remembered while it stays as refreshed (a key's words, asked again and again)."""
+
+    SQL = """SELECT t.term, coalesce(s.df, (SELECT count(*) FROM memory_facts f
+                                            WHERE f.terms @> ARRAY[t.term])) AS df,
+                    s.df IS NOT NULL AS kept
+             FROM unnest(%s::text[]) AS t(term) LEFT JOIN memory_term_stats s USING (term)"""
+
+    def __init__(self) -> None:
+        self._memo: tuple[int | None, dict[str, int]] = (None, {})
+        self.stale = False  # did the last search find the statistics stale (Stats.stale)?
+
+    def lookup(self, conn, terms, refreshed_at: int | None) -> dict[str, int]:
+        if self._memo[0] != refreshed_at:
+            self._memo = (refreshed_at, {})
+        known = self._memo[1]
+        out = {term: known[term] for term in terms if term in known}
+        wanted = sorted(set(terms) - set(out))
+        if wanted:
+            for row in conn.execute(self.SQL, (wanted,)):
+                out[row["term"]] = row["df"]
+                if row["kept"]:
+                    known[row["term"]] = row["df"]
+        return out
+
+    def with_stats(self, conn, terms) -> tuple[Stats | None, dict[str, int]]:
+        """The statistics and the dfs of ``terms``, in one round trip."""
+        rows = conn.execute(
+            f"""SELECT st.facts, st.tokens, st.refreshed_at, st.seq, d.term, d.df, d.kept,
+                       (SELECT max(seq) FROM memory_facts) AS newest
+                FROM (SELECT 1) AS one LEFT JOIN memory_stats st ON true
+                LEFT JOIN LATERAL ({self.SQL}) AS d ON true""",
+            (sorted(set(terms)),),
+        ).fetchall()
+        first = rows[0]
+        if first["refreshed_at"] is None:
+            return None, {}
+        current = Stats(first["facts"], first["tokens"], first["refreshed_at"], first["seq"])
+        self.stale = current.stale(first["newest"])
+        if self._memo[0] != current.refreshed_at:
+            self._memo = (current.refreshed_at, {})
+        dfs = {}
+        for row in rows:
+            if row["term"] is not None:
+                dfs[row["term"]] = row["df"]
+                if row["kept"]:
+                    self._memo[1][row["term"]] = row["df"]
+        return current, dfs
+
+
+def plan(
+    conn, query: Query, freqs: DocFreqs, now: int, budget: int | None = None
+) -> tuple[file_plan.Plan, Stats]:
+    """The file's plan (slotmem.search.plan.choose) over this memory's dfs. CJK grams are not
+    searched on PostgreSQL yet: they count as terms no fact holds."""
+    stems = {word: stem(word) for word in query.terms.words}
+    current, dfs = freqs.with_stats(conn, stems.values())
+    if current is None:  # a memory never refreshed: its first search counts
+        with conn.transaction():
+            conn.execute(  # the memory's lock (slotmem.pg.server.exclusive)
+                "SELECT pg_advisory_xact_lock(hashtextextended('slotmem:' || current_schema(), 0))"
+            )
+            refresh(conn, now)
+        current, dfs = freqs.with_stats(conn, stems.values())
+    assert current is not None
+    facts = max([current.facts, *dfs.values()])
+    arms = [
+        file_plan.Arm(word, file_plan.WORDS, stems[word], dfs[stems[word]])
+        for word in query.terms.words
+    ]
+    return file_plan.choose(arms, facts, budget), current
+
+
+def search(conn, query: Query, ranking: Ranking, freqs: DocFreqs, now: int) -> list[Hit]:
+    """The query's hits, best first, as the file's lexical search ranks them."""
+    if query.slots == () or not query.terms:
+        return []
+    chosen, current = plan(conn, query, freqs, now)
+    if not chosen:
+        return []
+    total = relevance.query_mass(chosen, query.terms, ranking)
+    sql, params = statement(chosen, current, ranking, query, now, total)
+    found = conn.execute(sql, params).fetchall()
+    keys = relevance.key_matches(
+        relevance.stems(query.terms),
+        [row["key"] for row in found],
+        lambda words: freqs.lookup(conn, words, current.refreshed_at),
+        ranking,
+        chosen.facts,
+    )
+    hits = [
+        file_lexical.to_hit(row, chosen, ranking, total, query.explain, keys[row["key"]])
+        for row in found
+    ]
+    floor = query.min_relevance
+    return hits if floor is None else [hit for hit in hits if hit.relevance >= floor]
+
+
+def statement(
+    chosen: file_plan.Plan, current: Stats, ranking: Ranking, query: Query, now: int, total: float
+) -> tuple[str, dict]:
+    """The one scoring statement and its parameters."""
+    facts = chosen.facts
+    presence = ranking.presence
+    params: dict = {
+        "now": now,
+        "limit": query.limit,
+        "total": total,
+        "k1": K1,
+        "k1p1": K1 + 1.0,
+        "omb": 1 - B,
+        "b": B,
+        "avgdl": float(current.tokens) / float(current.facts or 1),
+        "kw": float(ranking.key_weight),
+        "vw": float(ranking.value_weight),
+    }
+    slots = list(query.slots) if query.slots else None
+    if slots:
+        params["slots"] = slots
+    arms = []
+    for i, arm in enumerate(chosen.arms):
+        params.update({f"t{i}": arm.match, f"c{i}": float(ranking.coordination)})
+        params[f"v{i}"] = relevance.weight(ranking, facts, arm.df)
+        params[f"s{i}"] = relevance.specificity(arm.term)
+        if presence:
+            params[f"w{i}"] = ranking.idf(facts, arm.df)
+            raw, part = "NULL::float8", f"%(w{i})s + %(c{i})s"
+        else:  # FTS5's bm25 for the term, its idf then swapped for ours (lexical.py)
+            params[f"fi{i}"] = file_lexical.fts5_idf(facts, arm.df)
+            params[f"m{i}"] = ranking.idf(facts, arm.df) / params[f"fi{i}"]
+            tf = (
+                f"(CASE WHEN f.freqs ? %(t{i})s THEN (f.freqs->%(t{i})s->>0)::float8 * %(kw)s"
+                f" + (f.freqs->%(t{i})s->>1)::float8 * %(vw)s ELSE %(vw)s END)"
+            )
+            bm25 = (
+                f"(%(fi{i})s * (({tf} * %(k1p1)s) / ({tf} + %(k1)s * "
+                f"(%(omb)s + %(b)s * f.length::float8 / %(avgdl)s))))"
+            )
+            raw, part = f"-{bm25}", f"{bm25} * %(m{i})s + %(c{i})s"
+        select = (
+            f"SELECT f.seq, {i} AS arm, {raw} AS raw, {part} AS part, %(v{i})s::float8 AS mass,"
+            f" %(s{i})s::float8 AS specific FROM memory_facts f"
+            f" WHERE f.terms @> ARRAY[%(t{i})s]::text[]"
+        )
+        if slots:
+            select += " AND f.slot = ANY(%(slots)s)"
+        if arm.cap is not None:  # only the newest postings (of the asked slots)
+            params[f"cap{i}"] = arm.cap
+            select += f" ORDER BY f.seq DESC LIMIT %(cap{i})s"
+        arms.append(f"({select})")
+    feedback = (
+        f"greatest({file_lexical.FEEDBACK_FLOOR}::float8, "
+        f"1 + {file_lexical.FEEDBACK_STEP}::float8 * f.quality)"
+    )
+    recency = "1.0::float8"
+    if ranking.half_life_days:
+        params["half_life"] = float(ranking.half_life_days) * file_lexical.DAY_MS
+        recency = (
+            "(1.0::float8 / (1.0 + greatest(0, %(now)s - f.updated_at)::float8 / %(half_life)s))"
+        )
+    tests = ["(f.expires_at IS NULL OR f.expires_at > %(now)s)"]
+    if query.since is not None:
+        tests.append("f.updated_at >= %(since)s")
+        params["since"] = query.since
+    if query.until is not None:
+        tests.append("f.updated_at < %(until)s")
+        params["until"] = query.until
+    tests += fact_tags.filter_sql(query.tags, params, "f.seq")
+    outer = []
+    if query.min_score is not None:
+        outer.append("score >= %(min_score)s")
+        params["min_score"] = float(query.min_score)
+    if query.min_relevance is not None:
+        outer.append(_portable(ranking.calibration.lexical_sql(query.min_relevance, params)))
+    sql = f"""
+        WITH hits AS ({" UNION ALL ".join(arms)}),
+        matched AS (
+            SELECT seq, sum(part ORDER BY arm) AS match, sum(mass ORDER BY arm) AS mass,
+                   count(*) AS matched, max(specific) AS specific,
+                   string_agg(arm || ':' || coalesce(raw::text, ''), ' ' ORDER BY arm) AS parts
+            FROM hits GROUP BY seq)
+        SELECT * FROM (
+            SELECT f.id, f.slot, f.key, f.value, f.confidence, f.quality, f.source,
+                   f.created_at, f.updated_at, f.last_accessed, f.access_count, f.pinned_at,
+                   f.protected_at, f.expires_at, f.seq, m.match, m.mass, m.matched,
+                   m.specific, m.parts, {feedback} AS feedback, {recency} AS recency,
+                   m.match * f.confidence * {feedback} * {recency} AS score
+            FROM matched m JOIN memory_facts f ON f.seq = m.seq
+            WHERE {" AND ".join(tests)}) s
+        {"WHERE " + " AND ".join(outer) if outer else ""}
+        ORDER BY score DESC, length(key) + length(value), seq DESC
+        LIMIT %(limit)s"""
+    return sql, params
+
+
+def _portable(test: str) -> str:
+    """relevance.Calibration's SQLite test in PostgreSQL's words: ``:name`` parameters, and
+    ``min`` of two values as ``least``."""
+    import re
+
+    test = re.sub(r"(?<![:\w]):([a-z_]\w*)", r"%(\1)s", test)
+    test = test.replace("min(", "least(")
+    return {"1": "true", "0": "false"}.get(test.strip(), test)

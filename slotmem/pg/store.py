@@ -1,0 +1,29 @@
+"""PostgresStore: the Store's public methods for a memory on PostgreSQL (the supported subset),
+one class per concern as the Store is composed: core.py (opening, connections, the lock, the
+refusals), writes.py, reads.py, upkeep.py.
+
+The decisions are the Store's, imported: validation and key forms (slotmem.validation), expiry
+(validation.expiry), protection (the same ProtectedFact), unchanged detection (value,
+confidence and expiry equal: no write, no history), the list orders, history versions,
+restore (slotmem.storage.lifecycle), the search (slotmem.pg.search over slotmem.search),
+retention's constants. What differs is how a write is made safe across hosts: a single-fact
+write locks its row (``SELECT ... FOR UPDATE``, and ``INSERT ... ON CONFLICT`` for a new key,
+whose conflict makes the loser re-read the winner's row), and a read-decide-write over many
+rows (prune, import, ``transaction()``) holds the memory's advisory lock.
+
+A method of the Store this class does not have raises one line: "not available on PostgreSQL
+yet", or, for what only a file has (WAL checkpoints, file backups), "file-only"."""
+
+from __future__ import annotations
+
+from .core import FILE_ONLY, NOT_YET, Core, NoVectors, now_ms
+from .reads import Reads
+from .upkeep import Upkeep
+from .writes import Writes
+
+__all__ = ["FILE_ONLY", "NOT_YET", "NoVectors", "PostgresStore", "now_ms"]
+
+
+class PostgresStore(Upkeep, Reads, Writes, Core):
+    """Facts in slots, in one schema of a PostgreSQL database. Safe to share between threads,
+    processes and hosts."""

@@ -1,0 +1,273 @@
+"""Export and import on PostgreSQL, in the file's JSONL format (slotmem.storage.transfer).
+
+An export is the file's: a header, the facts (every column, their tags), their history and
+feedback, the end marker with its count, checksum and HMAC under this memory's export key. An
+import is read
+and checked by the file's own reader (``transfer.read``: the write scan, the end marker, one bad
+line refuses the file) and applied here with the file's rules (``transfer.apply``'s merge,
+replace and skip-existing; protected facts kept from a file that is not the memory's own).
+Policies of its own, episodes, links, the retrieval log and cursors are not on PostgreSQL yet:
+an export has none, and an import of a file that holds some refuses it (nothing is written)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import secrets
+from collections.abc import Iterator
+
+from .. import validation
+from ..errors import InvalidInput
+from ..records import FACT_COLUMNS, Change, ChangeReport, Fact
+from ..storage import retention
+from ..storage import transfer as file_transfer
+from . import tags as fact_tags
+from . import tokens
+from .writes import INSERT_SQL, jsonb
+
+HISTORY_FIELDS = file_transfer.rows.HISTORY_FIELDS
+FEEDBACK_FIELDS = file_transfer.FEEDBACK_FIELDS
+KEPT = ", ".join(name for name in FACT_COLUMNS if name != "id")
+
+
+def export_key(conn) -> bytes:
+    """This memory's secret that signs its exports (made on first use)."""
+    conn.execute(
+        "INSERT INTO memory_settings (name, value) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
+        (file_transfer.KEY_SETTING, secrets.token_hex(32)),
+    )
+    row = conn.execute(
+        "SELECT value FROM memory_settings WHERE name = %s", (file_transfer.KEY_SETTING,)
+    ).fetchone()
+    return bytes.fromhex(row["value"])
+
+
+def export(conn, slot: str | None, now: int) -> Iterator[dict]:
+    header = {"slotmem": "export", "format": file_transfer.FORMAT, "slot": slot, "exported_at": now}
+    digest, count = hashlib.sha256(file_transfer.canonical(header)), 0
+    yield header
+    for record in _records(conn, slot):
+        digest.update(file_transfer.canonical(record))
+        count += 1
+        yield record
+    yield file_transfer.end_marker(count, digest.hexdigest(), export_key(conn))
+
+
+def _records(conn, slot: str | None) -> Iterator[dict]:
+    where, params = ("WHERE slot = %s", (slot,)) if slot else ("", ())
+    columns = ", ".join(FACT_COLUMNS)
+    facts = f"""SELECT {columns}, (SELECT string_agg(tag, ' ' ORDER BY tag) FROM memory_fact_tags t
+                                  WHERE t.fact_seq = memory_facts.seq) AS tag_list
+                FROM memory_facts {where} ORDER BY seq"""
+    for row in conn.execute(facts, params):
+        record = {"type": "fact", **{name: row[name] for name in FACT_COLUMNS}}
+        if row["tag_list"]:  # only then, as the file's export
+            record["tags"] = row["tag_list"].split(" ")
+        yield record
+    names = ", ".join(HISTORY_FIELDS)
+    for row in conn.execute(
+        f"SELECT {names} FROM memory_fact_history {where} ORDER BY hid", params
+    ):
+        yield {"type": "history", **{name: row[name] for name in HISTORY_FIELDS}}
+    feedback_where = ""
+    if slot:
+        feedback_where = (
+            "WHERE fact_id IN (SELECT id FROM memory_facts WHERE slot = %s"
+            " UNION SELECT fact_id FROM memory_fact_history WHERE slot = %s)"
+        )
+    for row in conn.execute(
+        f"SELECT {', '.join(FEEDBACK_FIELDS)} FROM memory_feedback {feedback_where} ORDER BY id",
+        (slot, slot) if slot else (),
+    ):
+        yield {"type": "feedback", **{name: row[name] for name in FEEDBACK_FIELDS}}
+
+
+def apply(conn, parsed: file_transfer.Parsed, mode: str, *, now: int) -> ChangeReport:
+    """Import ``parsed`` inside the caller's transaction (which holds the memory's lock)."""
+    unsupported = [
+        name
+        for name, held in (
+            ("episodes, provenance, retrievals or cursors", parsed.more != type(parsed.more)()),
+            ("links", parsed.links),
+            ("slot policies of its own", _own_policies(parsed)),
+        )
+        if held
+    ]
+    if unsupported:
+        raise InvalidInput(
+            f"the file holds {unsupported[0]}, which are not available on PostgreSQL yet: "
+            "nothing was imported"
+        )
+    report = ChangeReport()
+    ids: dict[str, str] = {}
+    for _, fact in parsed.facts:
+        report.changes.append(_import_fact(conn, fact, mode, now, ids, parsed.keeps_protected))
+    if mode == "replace":
+        report.changes += _remove_others(conn, parsed, now)
+    report.records = {
+        "history rows": _add_history(conn, parsed, ids),
+        "feedback rows": _add_feedback(conn, parsed, ids),
+        "policies": 0,
+    }
+    return report
+
+
+def _own_policies(parsed: file_transfer.Parsed) -> bool:
+    """Does the file set policies other than those every memory starts with (the file's
+    built-in ones, which PostgreSQL's prune applies)?"""
+    custom = [p for _, p in parsed.policies if file_transfer.BUILT_IN.get(p.slot) != p]
+    default = parsed.default
+    fields = ("cap", "min_age_days", "min_access_count")
+    same = default is None or all(
+        getattr(default, name) == getattr(retention.DEFAULT_POLICY, name) for name in fields
+    )
+    return bool(custom) or not same
+
+
+def insert(conn, fact: Fact) -> None:
+    """A whole fact row (rows.insert's rules: a look-alike of another key is refused)."""
+    clash = conn.execute(
+        "SELECT key FROM memory_facts WHERE slot = %s AND key_form = %s ORDER BY seq LIMIT 1",
+        (fact.slot, validation.key_form(fact.key)),
+    ).fetchone()
+    if clash is not None and clash["key"] != fact.key:
+        raise InvalidInput(file_transfer.rows.look_alike(fact.slot, fact.key, clash["key"]))
+    (doc,) = tokens.documents([(fact.slot, fact.key, fact.value)])
+    values = [getattr(fact, name) for name in FACT_COLUMNS]
+    seq = conn.execute(
+        INSERT_SQL + " RETURNING seq",
+        [*values, validation.key_form(fact.key), doc.terms, jsonb(doc.freqs), doc.length],
+    ).fetchone()["seq"]
+    if fact.tags:
+        fact_tags.replace(conn, seq, fact.tags)
+
+
+def overwrite(conn, seq: int, fact: Fact) -> None:
+    (doc,) = tokens.documents([(fact.slot, fact.key, fact.value)])
+    sets = ", ".join(f"{name} = %s" for name in FACT_COLUMNS)
+    conn.execute(
+        f"UPDATE memory_facts SET {sets}, key_form = %s, terms = %s, freqs = %s, length = %s "
+        "WHERE seq = %s",
+        [*(getattr(fact, name) for name in FACT_COLUMNS), validation.key_form(fact.key),
+         doc.terms, jsonb(doc.freqs), doc.length, seq],
+    )  # fmt: skip
+    fact_tags.replace(conn, seq, fact.tags)
+
+
+def archive(conn, seq: int, reason: str, now: int, by: str | None) -> None:
+    conn.execute(
+        f"INSERT INTO memory_fact_history (fact_id, {KEPT}, reason, changed_at, changed_by) "
+        f"SELECT id, {KEPT}, %s, %s, %s FROM memory_facts WHERE seq = %s",
+        (reason, now, by, seq),
+    )
+
+
+def _import_fact(conn, fact: Fact, mode: str, now: int, ids: dict, keep_protected: bool):
+    """transfer._import_fact's rules."""
+    row = conn.execute(
+        "SELECT * FROM memory_facts WHERE slot = %s AND key = %s FOR UPDATE", (fact.slot, fact.key)
+    ).fetchone()
+    if row is None:
+        taken = conn.execute("SELECT 1 FROM memory_facts WHERE id = %s", (fact.id,)).fetchone()
+        if taken:
+            ids[fact.id] = secrets.token_hex(8)
+            fact = dataclasses.replace(fact, id=ids[fact.id])
+        insert(conn, fact)
+        return Change("added", fact.slot, fact.key, fact.value)
+    old = dataclasses.replace(Fact.from_row(row), tags=fact_tags.of_seq(conn, row["seq"]))
+    ids[fact.id] = old.id
+    fact = dataclasses.replace(fact, id=old.id)
+    if _content(fact) == _content(old):
+        return Change("unchanged", fact.slot, fact.key, fact.value)
+    if mode == "skip-existing":
+        return Change("skipped", fact.slot, fact.key, old.value, None, "already here")
+    if keep_protected and old.protected:
+        return Change("kept", fact.slot, fact.key, old.value, None, file_transfer.KEPT_PROTECTED)
+    if mode == "merge" and fact.updated_at <= old.updated_at:
+        if fact.value != old.value:
+            _insert_history(conn, [file_transfer.rows.entry(fact, "import", now, "import")])
+        note = "the value here is newer; the file's went to history"
+        return Change("kept", fact.slot, fact.key, old.value, None, note)
+    archive(conn, row["seq"], "import", now, "import")
+    overwrite(conn, row["seq"], fact)
+    return Change("updated", fact.slot, fact.key, fact.value, old.value)
+
+
+def _content(fact: Fact) -> tuple:
+    return dataclasses.astuple(
+        dataclasses.replace(fact, created_at=0, updated_at=0, last_accessed=0, access_count=0)
+    )
+
+
+def _remove_others(conn, parsed: file_transfer.Parsed, now: int) -> list[Change]:
+    keep = {(fact.slot, fact.key) for _, fact in parsed.facts}
+    where, params = ("WHERE slot = %s", (parsed.slot,)) if parsed.slot else ("", ())
+    others = [
+        row
+        for row in conn.execute(f"SELECT * FROM memory_facts {where} ORDER BY seq", params)
+        if (row["slot"], row["key"]) not in keep
+    ]
+    kept = [r for r in others if parsed.keeps_protected and r["protected_at"] is not None]
+    gone = [r for r in others if r not in kept]
+    for row in gone:
+        archive(conn, row["seq"], "import", now, "import")
+    conn.execute("DELETE FROM memory_facts WHERE seq = ANY(%s)", ([r["seq"] for r in gone],))
+    note = "not in the file (replace)"
+    return [
+        *(Change("removed", r["slot"], r["key"], None, r["value"], note) for r in gone),
+        *(Change("kept", r["slot"], r["key"], r["value"], None, file_transfer.KEPT_PROTECTED)
+          for r in kept),
+    ]  # fmt: skip
+
+
+def _insert_history(conn, entries) -> None:
+    names = ", ".join(HISTORY_FIELDS)
+    marks = ", ".join(["%s"] * len(HISTORY_FIELDS))
+    with conn.cursor() as cur:
+        cur.executemany(
+            f"INSERT INTO memory_fact_history ({names}) VALUES ({marks})",
+            [[getattr(e, name) for name in HISTORY_FIELDS] for e in entries],
+        )
+
+
+def _add_history(conn, parsed: file_transfer.Parsed, ids: dict) -> int:
+    new = []
+    for _, entry in parsed.history:
+        entry = dataclasses.replace(entry, fact_id=ids.get(entry.fact_id, entry.fact_id))
+        there = conn.execute(
+            """SELECT 1 FROM memory_fact_history WHERE slot = %s AND key = %s AND fact_id = %s
+               AND changed_at = %s AND reason = %s AND value = %s""",
+            (entry.slot, entry.key, entry.fact_id, entry.changed_at, entry.reason, entry.value),
+        ).fetchone()
+        if there is None:
+            new.append(entry)
+    if new:
+        _insert_history(conn, new)
+    return len(new)
+
+
+def _add_feedback(conn, parsed: file_transfer.Parsed, ids: dict) -> int:
+    new = []
+    for _, (fact_id, rating, comment, at) in parsed.feedback:
+        item = (ids.get(fact_id, fact_id), rating, comment, at)
+        if parsed.keeps_protected:
+            row = conn.execute(
+                "SELECT protected_at FROM memory_facts WHERE id = %s", (item[0],)
+            ).fetchone()
+            if row is not None and row["protected_at"] is not None:
+                continue
+        there = conn.execute(
+            "SELECT 1 FROM memory_feedback WHERE fact_id = %s AND rating = %s "
+            "AND comment IS NOT DISTINCT FROM %s AND at = %s",
+            item,
+        ).fetchone()
+        if there is None:
+            new.append(item)
+    if new:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO memory_feedback (fact_id, rating, comment, at) "
+                "VALUES (%s, %s, %s, %s)",
+                new,
+            )
+    return len(new)

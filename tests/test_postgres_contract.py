@@ -1,0 +1,125 @@
+"""The contract of slotmem.pg's lexical score: on the same facts, a search on PostgreSQL returns
+the file's top 10, the same facts in the same order with the same scores (after the statistics
+are refreshed, as prune does)."""
+
+import random
+
+import pytest
+
+from slotmem import Store
+
+TOPICS = (
+    "marta jonas lisbon porto berlin coffee tea python rust postgres sqlite memory agent "
+    "project deadline friday meeting budget design review garden piano running marathon "
+    "vegetarian allergy peanuts daughter school teacher flight hotel invoice server deploy "
+    "kubernetes docker release bug ticket customer contract lawyer doctor dentist birthday "
+    "anniversary gift book novel chess football guitar painting camera lens hiking trail"
+)
+FILLERS = "the and with for likes prefers works lives uses"  # in most facts
+WORDS, COMMON = TOPICS.split(), FILLERS.split()
+SLOTS = ["user", "project", "agent.notes", "friends"]
+
+
+def corpus(n=320, seed=7):
+    rng = random.Random(seed)
+    facts = []
+    for i in range(n):
+        topic = rng.sample(WORDS, rng.randint(1, 3))
+        common = rng.sample(COMMON, rng.randint(1, 4))
+        words = topic + common + rng.sample(WORDS, rng.randint(0, 6))
+        rng.shuffle(words)
+        if rng.random() < 0.2:  # repeated words: term frequencies above 1
+            words += topic[:1] * rng.randint(1, 3)
+        key = f"{'.'.join(topic[:2])}.{i}" if rng.random() < 0.7 else f"note {i}"
+        facts.append(
+            {
+                "slot": rng.choice(SLOTS),
+                "key": key,
+                "value": " ".join(words).capitalize() + ".",
+                "confidence": rng.choice([1.0, 1.0, 0.9, 0.6]),
+            }
+        )
+    return facts
+
+
+def queries(seed=11):
+    rng = random.Random(seed)
+    found = [" ".join(rng.sample(WORDS, rng.randint(1, 4))) for _ in range(30)]
+    found += [f"what {c} {w}?" for c, w in zip(COMMON, rng.sample(WORDS, len(COMMON)))]
+    found += ["the", "likes and prefers", "Marta", "Where does Marta live?", "piano lessons"]
+    found += ["kubernetes deploy friday", "who is the dentist", "nothing-matches-this", "xyzzy"]
+    found += ["LISBON café", "running runs ran", "Jonas's birthday gift"]
+    return found
+
+
+@pytest.fixture
+def both(tmp_path, pg_url, clock):
+    facts = corpus()
+    with (
+        Store(tmp_path / "m.db", create=True, clock=clock) as file,
+        Store(pg_url, create=True, clock=clock) as server,
+    ):
+        file.upsert_many(facts)
+        server.upsert_many(facts)
+        for i, item in enumerate(facts[:40]):  # feedback moves scores: the same on both
+            for store in (file, server):
+                store.rate(item["slot"], item["key"], (i % 7) - 3)
+        for item in facts[::5]:  # a tag on a fifth of them: the filter is the same on both
+            for store in (file, server):
+                store.tag(item["slot"], item["key"], "fifth")
+        server.refresh_statistics()
+        yield file, server
+
+
+def ranked(store, text, **options):
+    return [
+        (hit.fact.slot, hit.fact.key, round(hit.score, 9), round(hit.relevance, 9))
+        for hit in store.query_facts(text, track_access=False, **options)
+    ]
+
+
+def test_top_10s_are_the_files(both):
+    file, server = both
+    asked = queries()
+    assert len(asked) >= 50
+    answered = 0
+    for text in asked:
+        expected = ranked(file, text)
+        assert ranked(server, text) == expected, text
+        answered += bool(expected)
+    assert answered >= 45  # the corpus answers most of them: the comparison is not vacuous
+
+
+def test_top_10s_with_slots_floors_and_presence(both):
+    file, server = both
+    for text in queries()[:20]:
+        for options in (
+            {"slots": ["user", "friends"]},
+            {"slots": "agent.*"},
+            {"min_relevance": 0.3},
+            {"limit": 3},
+            {"tags": ["fifth"]},
+        ):
+            assert ranked(server, text, **options) == ranked(file, text, **options), (text, options)
+
+
+def test_capped_common_terms_score_the_newest_postings(both, monkeypatch):
+    """With a tiny postings budget, common terms are capped to their newest postings: the
+    plan (slotmem.search.plan) is shared, and both stores cap the same postings."""
+    from slotmem.search import plan
+
+    file, server = both
+    monkeypatch.setattr(plan, "POSTINGS_BUDGET", 40)
+    for text in ["likes prefers works", "coffee tea python rust", "the and with for"]:
+        assert ranked(server, text) == ranked(file, text), text
+
+
+def test_explanations_agree(both):
+    file, server = both
+    mine = server.query_facts("marta coffee lisbon", explain=True, track_access=False)
+    theirs = file.query_facts("marta coffee lisbon", explain=True, track_access=False)
+    assert mine and len(mine) == len(theirs)
+    for a, b in zip(mine, theirs):  # the file's bm25 passes through text (15 digits)
+        assert a.explanation["terms"].keys() == b.explanation["terms"].keys()
+        for term, part in a.explanation["terms"].items():
+            assert part == pytest.approx(b.explanation["terms"][term], rel=1e-12)
