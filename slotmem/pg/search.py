@@ -228,24 +228,8 @@ def statement(
             params[f"cap{i}"] = arm.cap
             select += f" ORDER BY f.seq DESC LIMIT %(cap{i})s"
         arms.append(f"({select})")
-    feedback = (
-        f"greatest({file_lexical.FEEDBACK_FLOOR}::float8, "
-        f"1 + {file_lexical.FEEDBACK_STEP}::float8 * f.quality)"
-    )
-    recency = "1.0::float8"
-    if ranking.half_life_days:
-        params["half_life"] = float(ranking.half_life_days) * file_lexical.DAY_MS
-        recency = (
-            "(1.0::float8 / (1.0 + greatest(0, %(now)s - f.updated_at)::float8 / %(half_life)s))"
-        )
-    tests = ["(f.expires_at IS NULL OR f.expires_at > %(now)s)"]
-    if query.since is not None:
-        tests.append("f.updated_at >= %(since)s")
-        params["since"] = query.since
-    if query.until is not None:
-        tests.append("f.updated_at < %(until)s")
-        params["until"] = query.until
-    tests += fact_tags.filter_sql(query.tags, params, "f.seq")
+    feedback, recency = factors(ranking, params)
+    tests = fact_tests(query, params)
     outer = []
     if query.min_score is not None:
         outer.append("score >= %(min_score)s")
@@ -271,6 +255,35 @@ def statement(
         ORDER BY score DESC, length(key) + length(value), seq DESC
         LIMIT %(limit)s"""
     return sql, params
+
+
+def factors(ranking: Ranking, params: dict) -> tuple[str, str]:
+    """SQL for feedback and recency over the fact row ``f`` (needs ``%(now)s``), as the
+    file's (lexical.Ranking.factors)."""
+    feedback = (
+        f"greatest({file_lexical.FEEDBACK_FLOOR}::float8, "
+        f"1 + {file_lexical.FEEDBACK_STEP}::float8 * f.quality)"
+    )
+    recency = "1.0::float8"
+    if ranking.half_life_days:
+        params["half_life"] = float(ranking.half_life_days) * file_lexical.DAY_MS
+        recency = (
+            "(1.0::float8 / (1.0 + greatest(0, %(now)s - f.updated_at)::float8 / %(half_life)s))"
+        )
+    return feedback, recency
+
+
+def fact_tests(query: Query, params: dict) -> list[str]:
+    """What a hit's fact row ``f`` must pass: not expired at ``%(now)s``, in the query's window,
+    with every one of its tags (lexical.fact_tests)."""
+    tests = ["(f.expires_at IS NULL OR f.expires_at > %(now)s)"]
+    if query.since is not None:
+        tests.append("f.updated_at >= %(since)s")
+        params["since"] = query.since
+    if query.until is not None:
+        tests.append("f.updated_at < %(until)s")
+        params["until"] = query.until
+    return tests + fact_tags.filter_sql(query.tags, params, "f.seq")
 
 
 def _portable(test: str) -> str:
