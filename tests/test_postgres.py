@@ -34,7 +34,7 @@ def test_a_url_opens_a_postgres_store_and_a_path_a_file(pg_url, tmp_path):
     with Store(pg_url, create=True) as server, Store(tmp_path / "a.db", create=True) as file:
         assert isinstance(server, PostgresStore)
         assert isinstance(file, FileStore)
-        assert server.migrated == ["0001_initial", "0002_tags"]
+        assert server.migrated == ["0001_initial", "0002_tags", "0003_vectors_and_cjk"]
     with Store(pg_url) as again:  # migrated once: a second open applies nothing
         assert again.migrated == []
 
