@@ -90,3 +90,17 @@ def test_a_gram_expands_to_at_most_max_expansions(both, monkeypatch):
     monkeypatch.setattr(plan, "MAX_EXPANSIONS", 2)
     for text in ["咖啡", "喝", "日", "曜日"]:
         assert ranked(server, text) == ranked(file, text), text
+
+
+def test_facts_written_before_the_migration_get_their_trigrams(pg_url, clock, monkeypatch):
+    from slotmem.pg import server
+
+    every = server.migrations()
+    monkeypatch.setattr(server, "migrations", lambda: every[:2])  # a memory of phase 1
+    with Store(pg_url, create=True, clock=clock) as old:
+        old.upsert("user", "drink", "我喜欢喝咖啡")
+        assert old.migrated == ["0001_initial", "0002_tags"]
+    monkeypatch.setattr(server, "migrations", lambda: every)
+    with Store(pg_url, clock=clock) as new:
+        assert "0003_vectors_and_cjk" in new.migrated
+        assert [hit.fact.key for hit in new.query_facts("咖啡")] == ["drink"]

@@ -78,9 +78,7 @@ def test_hybrid_top_10s_are_the_files(both):
         answered += bool(expected)
     assert answered >= 50
     # the hybrid leg ran: a lexical search alone ranks differently
-    assert any(
-        ranked(file, text) != ranked(file, text, semantic=False) for text in queries()[:10]
-    )
+    assert any(ranked(file, text) != ranked(file, text, semantic=False) for text in queries()[:10])
 
 
 def test_hybrid_top_10s_with_slots_floors_tags_and_windows(both, clock):
@@ -189,3 +187,15 @@ def test_without_pgvector_reindex_is_one_line_and_the_memory_serves(pg_store, mo
     assert pg_store.semantic.model_id() is None
     assert pg_store.query_facts("Lisbon")[0].fact.key == "city"
     assert pg_store.stats()["semantic"].startswith("semantic search is not enabled")
+
+
+def test_an_import_is_embedded_by_searches_then_reindex(mem, pg_url, clock):
+    import json
+
+    records = mem.export()
+    with Store(pg_url.replace("?memory=", "?memory=x"), create=True, clock=clock) as other:
+        other.semantic.reindex("fake-64")
+        other.import_records([json.dumps(record) for record in records])
+        assert other.semantic.status()["stale"] == 3  # written without vectors
+        assert other.query_facts("when do we ship?")[0].fact.key == "deploy.schedule"
+        assert other.semantic.status()["stale"] == 0  # the search embedded them first

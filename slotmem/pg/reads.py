@@ -18,10 +18,9 @@ from ..records import (
 )
 from ..search import Query
 from ..storage import retention
+from . import hybrid, server
 from . import search as pg_search
-from . import server
 from . import tags as fact_tags
-from . import hybrid
 from .core import Core
 
 LIST_ORDERS = {  # the Store's (slotmem.store.reads.LIST_ORDERS), in PostgreSQL's words

@@ -258,10 +258,10 @@ class PgVectors(Semantic):
         with conn.transaction():
             conn.execute(f"SET LOCAL hnsw.ef_search = {min(wanted, EF_SEARCH_MAX)}")
             conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            for slot in slots or [None]:
-                join = "" if slot is None else (
-                    " JOIN memory_facts f ON f.seq = e.fact_seq WHERE f.slot = %(slot)s"
-                )
+            asked: list[str | None] = list(slots) if slots else [None]
+            for slot in asked:
+                join = "" if slot is None else " JOIN memory_facts f ON f.seq = e.fact_seq"
+                join += "" if slot is None else " WHERE f.slot = %(slot)s"
                 rows = conn.execute(
                     sql.replace("{join}", join), {"q": vector, "n": wanted, "slot": slot}
                 )
@@ -294,17 +294,16 @@ class PgVectors(Semantic):
         )
 
     # -- maintenance --------------------------------------------------------------------------
-    def reindex(
-        self,
-        model_id: str | None = None,
-        *,
-        batch_size: int = BATCH_SIZE,
-        progress: Callable[[int], None] | None = None,
-        total: Callable[[int], None] | None = None,
-    ) -> dict:
+    def reindex(self, model_id: str | None = None, **options) -> dict:
         """As the file's reindex (slotmem.vectors.maintenance): embed every fact that lacks a
         current vector (all of them when the model changes), a batch per short transaction.
-        A switch of model drops the old model's vectors and makes the index anew."""
+        A switch of model drops the old model's vectors and makes the index anew. Options:
+        ``batch_size``, and callables ``total`` (told how many) and ``progress`` (each batch)."""
+        batch_size: int = options.pop("batch_size", BATCH_SIZE)
+        progress: Callable[[int], None] | None = options.pop("progress", None)
+        total: Callable[[int], None] | None = options.pop("total", None)
+        if options:
+            raise TypeError(f"unknown options {sorted(options)}")
         if self.readonly:
             from ..errors import ReadOnlyDatabase
 
@@ -426,7 +425,9 @@ class PgVectors(Semantic):
                 check_row(
                     "embedding model",
                     error is None,
-                    f"{error}; searches stay full-text" if error else f"{state['model']} embeds here",
+                    f"{error}; searches stay full-text"
+                    if error
+                    else f"{state['model']} embeds here",
                     "pip install 'slotmem[semantic]', or 'slotmem reindex -m MODEL'",
                 )
             )
