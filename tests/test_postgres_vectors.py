@@ -199,3 +199,19 @@ def test_an_import_is_embedded_by_searches_then_reindex(mem, pg_url, clock):
         assert other.semantic.status()["stale"] == 3  # written without vectors
         assert other.query_facts("when do we ship?")[0].fact.key == "deploy.schedule"
         assert other.semantic.status()["stale"] == 0  # the search embedded them first
+
+
+def test_reindex_and_search_commands_on_a_server(pg_url):
+    from click.testing import CliRunner
+
+    from slotmem.cli import cli
+
+    run = CliRunner().invoke
+    written = run(cli, ["remember", "project/deploy.schedule", "We deploy on Fridays", "-d", pg_url])
+    assert written.exit_code == 0, written.output
+    result = run(cli, ["reindex", "-m", "fake-64", "-d", pg_url])
+    assert result.exit_code == 0, result.output
+    assert "1 facts embedded with fake-64 (64 dimensions)" in result.output
+    result = run(cli, ["search", "when do we ship?", "-d", pg_url])
+    assert result.exit_code == 0 and "deploy.schedule" in result.output
+    assert "semantic: on (fake-64)" in run(cli, ["stats", "-d", pg_url]).output
