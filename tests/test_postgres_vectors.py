@@ -207,7 +207,9 @@ def test_reindex_and_search_commands_on_a_server(pg_url):
     from slotmem.cli import cli
 
     run = CliRunner().invoke
-    written = run(cli, ["remember", "project/deploy.schedule", "We deploy on Fridays", "-d", pg_url])
+    written = run(
+        cli, ["remember", "project/deploy.schedule", "We deploy on Fridays", "-d", pg_url]
+    )
     assert written.exit_code == 0, written.output
     result = run(cli, ["reindex", "-m", "fake-64", "-d", pg_url])
     assert result.exit_code == 0, result.output

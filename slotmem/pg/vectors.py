@@ -111,6 +111,13 @@ class PgVectors(Semantic):
         return f'"{self.extension()}".{name}'
 
     # -- writing vectors ----------------------------------------------------------------------
+    def prepare(self, items) -> Prepared | None:
+        """The file's prepare; on a memory without semantic search, one round trip to say so
+        (a write pays it)."""
+        if self.model_id() is None:
+            return None
+        return super().prepare(items)
+
     def write(self, prepared: Prepared | None, facts: list[Fact]) -> None:
         """Inside the caller's write transaction: the prepared vectors of these facts."""
         if prepared is None or not facts:
