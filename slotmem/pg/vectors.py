@@ -22,7 +22,7 @@ from collections.abc import Callable
 from ..errors import SlotmemError
 from ..records import Fact
 from ..vectors import codec, simhash, texts
-from ..vectors.semantic import Prepared, Semantic, content_hash, embedders
+from ..vectors.semantic import BACKFILL, Prepared, Semantic, content_hash, embedders
 from . import server
 
 INDEX = "memory_embeddings_vec"
@@ -168,7 +168,7 @@ class PgVectors(Semantic):
     def forget(self, seqs: list[int]) -> None:
         """Nothing to do: a fact's vector goes with it (ON DELETE CASCADE)."""
 
-    def backfill(self, limit: int = 32) -> int:
+    def backfill(self, limit: int = BACKFILL) -> int:
         """The file's backfill: up to ``limit`` facts without a vector of the memory's model
         embedded before a search, in one short transaction. Never raises."""
         model_id, dimensions = self.model_id(), self.dimensions()
