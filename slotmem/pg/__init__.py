@@ -1,10 +1,12 @@
-"""The same memory on PostgreSQL (issue 26, first phase): ``Store("postgresql://...")``.
+"""The same memory on PostgreSQL (issue 26): ``Store("postgresql://...")``.
 
 ``target.py`` reads the URL (``?memory=NAME``: one PostgreSQL schema per memory),
 ``server.py`` holds the connections, the numbered SQL migrations in ``migrations/`` (applied
 under an advisory lock) and the translation of driver errors, ``tokens.py`` turns a fact into
 the terms FTS5 would index, ``search.py`` scores them with the file's exact lexical score,
 ``tags.py`` holds fact tags, ``transfer.py`` moves a memory between a file and a server through the JSONL export format,
+``vectors.py`` is the semantic leg (the file's, over pgvector), ``hybrid.py`` fuses the two legs
+with the file's code,
 and ``store.py`` is ``PostgresStore``, the Store's public methods for the supported subset.
 psycopg is imported only when a PostgreSQL target is opened. See docs/scaling.md."""
 

@@ -14,6 +14,7 @@ from ..search import Ranking
 from . import search as pg_search
 from . import server
 from .target import parse
+from .vectors import PgVectors
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ class Core:
         self._freqs = pg_search.DocFreqs()
         self._refresher: threading.Thread | None = None
         self._refresher_lock = threading.Lock()
-        self.semantic = NoVectors()
+        self.semantic = PgVectors(self._connections, clock, self.target.memory, self.readonly)
         try:
             self.migrated = self._open(create)
         except BaseException:
@@ -122,6 +123,7 @@ class Core:
             log.warning("refreshing the statistics of %s failed: %s", self.target, e)
 
     def close(self) -> None:
+        self.semantic.close()
         refresher = self._refresher
         if refresher is not None:
             refresher.join(30)  # its connection closes below
@@ -163,21 +165,6 @@ class Core:
         if row is not None and now is not None and _expired(row, now):
             return None
         return row
-
-
-class NoVectors:
-    """The semantic leg of a PostgreSQL memory: off (pgvector is not wired in yet)."""
-
-    REASON = "semantic search is not available on PostgreSQL yet"
-
-    def model_id(self) -> None:
-        return None
-
-    def vec_error(self) -> str:
-        return self.REASON
-
-    def off_reason(self) -> str:
-        return self.REASON
 
 
 def _expired(row, now: int) -> bool:

@@ -18,10 +18,10 @@ from ..records import (
 )
 from ..search import Query
 from ..storage import retention
+from . import hybrid, server
 from . import search as pg_search
-from . import server
 from . import tags as fact_tags
-from .core import Core, NoVectors
+from .core import Core
 
 LIST_ORDERS = {  # the Store's (slotmem.store.reads.LIST_ORDERS), in PostgreSQL's words
     "accessed": "last_accessed DESC, seq DESC",
@@ -184,8 +184,8 @@ class Reads(Core):
         until=None,
         tags: Iterable[str] | None = None,
     ) -> list[Hit]:
-        """As Store.query_facts, lexical (the semantic leg is not on PostgreSQL yet: ``semantic``
-        is accepted and changes nothing). Accesses are counted without waiting for a writer:
+        """As Store.query_facts: hybrid when the memory has semantic search on (``slotmem
+        reindex``) and this process can embed the question, else lexical. Accesses are counted without waiting for a writer:
         a row another transaction holds locked is not counted this time."""
         chosen = self.slot_names(slots)
         now = self.clock()
@@ -197,12 +197,13 @@ class Reads(Core):
             min_score=None if min_score is None else float(min_score),
             min_relevance=validation.relevance(min_relevance),
             explain=explain,
-            semantic=False,
+            semantic=semantic,
             since=start,
             until=stop,
             tags=validation.tags(tags) if tags else (),
         )
-        hits = pg_search.search(self.conn, query, self.ranking, self._freqs, now)
+        vectors = self.semantic.leg() if semantic else None
+        hits = hybrid.search(self.conn, query, self.ranking, self._freqs, now, vectors)
         if self._freqs.stale:  # enough facts added since the statistics were counted
             self.refresh_soon()
         if hits:
@@ -294,5 +295,5 @@ class Reads(Core):
             "migrations": server.applied(conn),
             "server_version": conn.info.server_version,
             "statistics_refreshed_at": None if current is None else current.refreshed_at,
-            "semantic": f"off ({NoVectors.REASON})",
+            "semantic": self.semantic.off_reason() or f"on ({self.semantic.model_id()})",
         }

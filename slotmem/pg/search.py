@@ -131,8 +131,8 @@ class DocFreqs:
 def plan(
     conn, query: Query, freqs: DocFreqs, now: int, budget: int | None = None
 ) -> tuple[file_plan.Plan, Stats]:
-    """The file's plan (slotmem.search.plan.choose) over this memory's dfs. CJK grams are not
-    searched on PostgreSQL yet: they count as terms no fact holds."""
+    """The file's plan (slotmem.search.plan.choose) over this memory's dfs, its CJK grams'
+    arms as the file's (``gram_arms``)."""
     stems = {word: stem(word) for word in query.terms.words}
     current, dfs = freqs.with_stats(conn, stems.values())
     if current is None:  # a memory never refreshed: its first search counts
@@ -148,7 +148,43 @@ def plan(
         file_plan.Arm(word, file_plan.WORDS, stems[word], dfs[stems[word]])
         for word in query.terms.words
     ]
+    arms += gram_arms(conn, query.terms.grams)
     return file_plan.choose(arms, facts, budget), current
+
+
+GRAMS = "\x00"  # between a CJK arm's trigrams in its ``match`` (no text holds a NUL)
+
+
+def gram_arms(conn, grams) -> list[file_plan.Arm]:
+    """Each CJK gram as the file's arm (slotmem.search.plan): the indexed trigrams it is a
+    prefix of, the ``MAX_EXPANSIONS`` held by most facts, its df their postings' sum (at most
+    the CJK facts). Counted live, as the file's trigram vocabulary is."""
+    if not grams:
+        return []
+    rows = conn.execute(
+        """WITH cjk AS (SELECT cjk FROM memory_facts WHERE cjk IS NOT NULL)
+           SELECT g.gram, (SELECT count(*) FROM cjk) AS facts, e.term, e.doc
+           FROM unnest(%s::text[]) WITH ORDINALITY AS g(gram, n)
+           LEFT JOIN LATERAL (
+               SELECT term, count(*) AS doc FROM cjk, unnest(cjk) AS term
+               WHERE starts_with(term, g.gram) GROUP BY term
+               ORDER BY doc DESC, term COLLATE "C" LIMIT %s) e ON true
+           ORDER BY g.n, e.doc DESC, e.term COLLATE "C"
+        """,
+        (list(grams), file_plan.MAX_EXPANSIONS),
+    ).fetchall()
+    found: dict[str, list[tuple[str, int]]] = {gram: [] for gram in grams}
+    for row in rows:
+        if row["term"] is not None:
+            found[row["gram"]].append((row["term"], row["doc"]))
+    facts = rows[0]["facts"] if rows else 0
+    arms = []
+    for gram, expansions in found.items():
+        if expansions:
+            match = GRAMS.join(sorted(term for term, _ in expansions))
+            df = min(facts, sum(doc for _, doc in expansions))
+            arms.append(file_plan.Arm(gram, file_plan.CJK, match, df))
+    return arms
 
 
 def search(conn, query: Query, ranking: Ranking, freqs: DocFreqs, now: int) -> list[Hit]:
@@ -201,8 +237,14 @@ def statement(
     for i, arm in enumerate(chosen.arms):
         params.update({f"t{i}": arm.match, f"c{i}": float(ranking.coordination)})
         params[f"v{i}"] = relevance.weight(ranking, facts, arm.df)
-        params[f"s{i}"] = relevance.specificity(arm.term)
-        if presence:
+        params[f"s{i}"] = relevance.specificity(arm.term) if arm.table != file_plan.CJK else 1.0
+        test = f"f.terms @> ARRAY[%(t{i})s]::text[]"
+        if arm.table == file_plan.CJK:  # binary, as the file's: the gram is there or not
+            params[f"t{i}"] = arm.match.split(GRAMS)
+            params[f"w{i}"] = ranking.idf(facts, arm.df)
+            raw, part = "NULL::float8", f"%(w{i})s + %(c{i})s"
+            test = f"f.cjk && %(t{i})s::text[]"
+        elif presence:
             params[f"w{i}"] = ranking.idf(facts, arm.df)
             raw, part = "NULL::float8", f"%(w{i})s + %(c{i})s"
         else:  # FTS5's bm25 for the term, its idf then swapped for ours (lexical.py)
@@ -220,7 +262,7 @@ def statement(
         select = (
             f"SELECT f.seq, {i} AS arm, {raw} AS raw, {part} AS part, %(v{i})s::float8 AS mass,"
             f" %(s{i})s::float8 AS specific FROM memory_facts f"
-            f" WHERE f.terms @> ARRAY[%(t{i})s]::text[]"
+            f" WHERE {test}"
         )
         if slots:
             select += " AND f.slot = ANY(%(slots)s)"
@@ -228,24 +270,8 @@ def statement(
             params[f"cap{i}"] = arm.cap
             select += f" ORDER BY f.seq DESC LIMIT %(cap{i})s"
         arms.append(f"({select})")
-    feedback = (
-        f"greatest({file_lexical.FEEDBACK_FLOOR}::float8, "
-        f"1 + {file_lexical.FEEDBACK_STEP}::float8 * f.quality)"
-    )
-    recency = "1.0::float8"
-    if ranking.half_life_days:
-        params["half_life"] = float(ranking.half_life_days) * file_lexical.DAY_MS
-        recency = (
-            "(1.0::float8 / (1.0 + greatest(0, %(now)s - f.updated_at)::float8 / %(half_life)s))"
-        )
-    tests = ["(f.expires_at IS NULL OR f.expires_at > %(now)s)"]
-    if query.since is not None:
-        tests.append("f.updated_at >= %(since)s")
-        params["since"] = query.since
-    if query.until is not None:
-        tests.append("f.updated_at < %(until)s")
-        params["until"] = query.until
-    tests += fact_tags.filter_sql(query.tags, params, "f.seq")
+    feedback, recency = factors(ranking, params)
+    tests = fact_tests(query, params)
     outer = []
     if query.min_score is not None:
         outer.append("score >= %(min_score)s")
@@ -271,6 +297,35 @@ def statement(
         ORDER BY score DESC, length(key) + length(value), seq DESC
         LIMIT %(limit)s"""
     return sql, params
+
+
+def factors(ranking: Ranking, params: dict) -> tuple[str, str]:
+    """SQL for feedback and recency over the fact row ``f`` (needs ``%(now)s``), as the
+    file's (lexical.Ranking.factors)."""
+    feedback = (
+        f"greatest({file_lexical.FEEDBACK_FLOOR}::float8, "
+        f"1 + {file_lexical.FEEDBACK_STEP}::float8 * f.quality)"
+    )
+    recency = "1.0::float8"
+    if ranking.half_life_days:
+        params["half_life"] = float(ranking.half_life_days) * file_lexical.DAY_MS
+        recency = (
+            "(1.0::float8 / (1.0 + greatest(0, %(now)s - f.updated_at)::float8 / %(half_life)s))"
+        )
+    return feedback, recency
+
+
+def fact_tests(query: Query, params: dict) -> list[str]:
+    """What a hit's fact row ``f`` must pass: not expired at ``%(now)s``, in the query's window,
+    with every one of its tags (lexical.fact_tests)."""
+    tests = ["(f.expires_at IS NULL OR f.expires_at > %(now)s)"]
+    if query.since is not None:
+        tests.append("f.updated_at >= %(since)s")
+        params["since"] = query.since
+    if query.until is not None:
+        tests.append("f.updated_at < %(until)s")
+        params["until"] = query.until
+    return tests + fact_tags.filter_sql(query.tags, params, "f.seq")
 
 
 def _portable(test: str) -> str:

@@ -16,12 +16,12 @@ yet", or, for what only a file has (WAL checkpoints, file backups), "file-only".
 
 from __future__ import annotations
 
-from .core import FILE_ONLY, NOT_YET, Core, NoVectors, now_ms
+from .core import FILE_ONLY, NOT_YET, Core, now_ms
 from .reads import Reads
 from .upkeep import Upkeep
 from .writes import Writes
 
-__all__ = ["FILE_ONLY", "NOT_YET", "NoVectors", "PostgresStore", "now_ms"]
+__all__ = ["FILE_ONLY", "NOT_YET", "PostgresStore", "now_ms"]
 
 
 class PostgresStore(Upkeep, Reads, Writes, Core):

@@ -35,7 +35,7 @@ class Upkeep(Writes):
     @server.translated
     def doctor(self) -> list[dict]:
         """One row per check, as Store.doctor's: the server, the schema, the lexical terms of
-        every fact, the statistics' age."""
+        every fact, the statistics' age, the semantic leg."""
         from ..records import iso_time
         from ..storage.health import check_row
 
@@ -71,6 +71,7 @@ class Upkeep(Writes):
                 "slotmem doctor --repair",
             ),
             statistics,
+            *self.semantic.checks(),
         ]
 
     @server.translated
@@ -90,7 +91,9 @@ class Upkeep(Writes):
                     [(d.terms, jsonb(d.freqs), d.length, r["seq"]) for r, d in zip(facts, docs)],
                 )
             pg_search.refresh(self.conn, self.clock())
-        return [f"recomputed the lexical terms of {len(facts)} facts", "counted the statistics"]
+            vectors = self.semantic.rebuild_index()
+        done = [f"recomputed the lexical terms of {len(facts)} facts", "counted the statistics"]
+        return done + (["rebuilt the vector index from the stored vectors"] if vectors else [])
 
     @server.translated
     def prune(self, *, dry_run: bool = False, include_protected: bool = False) -> list[PruneReport]:

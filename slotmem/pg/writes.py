@@ -64,9 +64,12 @@ class Writes(Core):
             validation.expiry(ttl, expires_at, now),
         )
         wanted = None if tags is None else validation.tags(tags)
+        vectors = self.semantic.prepare([item[1:3]])  # before the transaction: models are slow
         with self.conn.transaction():
             result = self._write(item, now, protect=protect, guard=not allow_protected)
-            return self._retag(result, wanted, guard=not allow_protected)
+            result = self._retag(result, wanted, guard=not allow_protected)
+            self.semantic.write(vectors, _changed([result]))
+            return result
 
     @server.translated
     def upsert_many(
@@ -106,10 +109,12 @@ class Writes(Core):
                 raise InvalidInput(f"item {number}: needs slot, key and value ({e!r})") from None
             except InvalidInput as e:
                 raise InvalidInput(f"item {number}: {e}") from None
+        vectors = self.semantic.prepare([item[1:3] for item in checked])
         with self.conn.transaction():
             results = self._write_all(checked, now, guard=guard)
             if any(tags is not None for tags in wanted):
                 results = [self._retag(r, tags, guard=guard) for r, tags in zip(results, wanted)]
+            self.semantic.write(vectors, _changed(results))
             return results
 
     def _retag(self, result: UpsertResult, tags: tuple[str, ...] | None, *, guard=False):
@@ -309,13 +314,21 @@ class Writes(Core):
                 ).fetchone()
                 fact = lifecycle.revived(entry, taken is not None, now)
                 transfer.insert(self.conn, fact)
-                return UpsertResult("restored", fact, None)
-            tags_now = fact_tags.of_seq(self.conn, row["seq"])
-            old = dataclasses.replace(Fact.from_row(row), tags=tags_now)
-            transfer.archive(self.conn, row["seq"], "restore", now, by)
-            fact = lifecycle.with_value(old, entry, now)
-            transfer.overwrite(self.conn, row["seq"], fact)
-            return UpsertResult("restored", fact, old)
+                result = UpsertResult("restored", fact, None)
+            else:
+                tags_now = fact_tags.of_seq(self.conn, row["seq"])
+                old = dataclasses.replace(Fact.from_row(row), tags=tags_now)
+                transfer.archive(self.conn, row["seq"], "restore", now, by)
+                fact = lifecycle.with_value(old, entry, now)
+                transfer.overwrite(self.conn, row["seq"], fact)
+                result = UpsertResult("restored", fact, old)
+        # its vector after the row's lock is released (a model is slow), as the file embeds a
+        # restored value; a failure leaves it to the next search's backfill
+        vectors = self.semantic.prepare([result.fact])
+        if vectors is not None:
+            with self.conn.transaction():
+                self.semantic.write(vectors, [result.fact])
+        return result
 
     @server.translated
     def rate(
@@ -415,6 +428,11 @@ class Writes(Core):
 
 
 PROTECTED = "protected"
+
+
+def _changed(results: list[UpsertResult]) -> list[Fact]:
+    """The facts these writes created or changed (the Store's own rule)."""
+    return [result.fact for result in results if result.action not in ("unchanged", PROTECTED)]
 
 
 def _new_fact(item: tuple, now: int, protected_at: int | None = None) -> Fact:

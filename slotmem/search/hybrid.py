@@ -58,18 +58,12 @@ def search(
             until=query.until,
             tags=query.tags,
         )
-    total = relevance.query_mass(plan, query.terms, ranking)
-    coverage = {row["seq"]: relevance.coverage(row["mass"], total) for row in rows}
     neighbours = vectors.knn(blob, slots, fusion.DEPTH)
     facts = {row["seq"]: row for row in rows}
     distance = dict(neighbours)
     distance.update(vectors.distances(blob, [seq for seq in facts if seq not in distance]))
     others = [seq for seq, _ in neighbours if seq not in facts]
     facts.update(_fetch(conn, ranking, now, others, query))
-    cosine = {seq: 1.0 - dist for seq, dist in distance.items() if seq in facts}
-    weight = {seq: _weight(row) for seq, row in facts.items()}
-    ranks = {seq: rank for rank, (seq, _) in enumerate(neighbours, 1) if seq in facts}
-    reference = relevance.reference([1.0 - dist for _, dist in neighbours])
     keys = relevance.key_matches(
         relevance.stems(query.terms),
         [row["key"] for row in facts.values()],
@@ -77,6 +71,31 @@ def search(
         ranking,
         plan.facts if plan is not None else indexed_rows(conn, WORDS),
     )
+    return fused_hits(query, plan, rows, neighbours, distance, facts, keys, ranking)
+
+
+def fused_hits(
+    query: Query,
+    plan: Plan | None,
+    rows: list,
+    neighbours: list[tuple[int, float]],
+    distance: dict[int, float],
+    facts: dict,
+    keys: dict[str, float],
+    ranking: Ranking,
+) -> list[Hit]:
+    """The hybrid hits from what both legs found, whatever index found it (a file's, or
+    PostgreSQL's: slotmem.pg.hybrid): ``rows``, the lexical leg's candidates in its order
+    (scored as present, tf = 1); ``neighbours``, the vector leg's (seq, cosine distance), best
+    first; ``distance``, the distance of every candidate that has a vector; ``facts``, seq ->
+    fact row (with feedback and recency) of every candidate the query allows; ``keys``, each
+    key's match (relevance.key_matches)."""
+    total = relevance.query_mass(plan, query.terms, ranking)
+    coverage = {row["seq"]: relevance.coverage(row["mass"], total) for row in rows}
+    cosine = {seq: 1.0 - dist for seq, dist in distance.items() if seq in facts}
+    weight = {seq: _weight(row) for seq, row in facts.items()}
+    ranks = {seq: rank for rank, (seq, _) in enumerate(neighbours, 1) if seq in facts}
+    reference = relevance.reference([1.0 - dist for _, dist in neighbours])
     hits = []
     calibration, floor = ranking.calibration, query.min_relevance
     if floor is not None:  # found by meaning: a higher floor (search.monotone keeps the words')
