@@ -24,7 +24,20 @@ def fake_models():
     llm.pm.unregister(name="fake-embeddings")
 
 
-WORDS = "tea coffee deploy friday python rust garden river stone cloud paper lamp".split()
+WORDS = [
+    "tea",
+    "coffee",
+    "deploy",
+    "friday",
+    "python",
+    "rust",
+    "garden",
+    "river",
+    "stone",
+    "cloud",
+    "paper",
+    "lamp",
+]
 
 
 def seeded(store, facts=300, seed=7):
@@ -97,7 +110,7 @@ def test_the_byte_table_counts_as_numpy_2_does(monkeypatch):
 
 
 def key_of(store, blob, slots=None):
-    [(seq, distance)] = store.semantic.knn(blob, slots, 1)
+    [(seq, _distance)] = store.semantic.knn(blob, slots, 1)
     return store.conn.execute("SELECT key FROM memory_facts WHERE seq = ?", (seq,)).fetchone()[0]
 
 
@@ -115,6 +128,18 @@ def test_this_connections_writes_are_seen_by_its_next_search(store):
     assert key_of(store, blob) == "inside"
 
 
+def test_a_rolled_back_write_leaves_no_signature_behind(store):
+    seeded(store, facts=40)
+    blob = store.semantic.query_vector("zebra zebra quartz")
+    key_of(store, blob)
+    with pytest.raises(ZeroDivisionError), store.transaction():
+        store.upsert("agent", "undone", "zebra zebra quartz")
+        [seq] = store.conn.execute("SELECT seq FROM memory_facts WHERE key = 'undone'").fetchone()
+        assert seq in store.semantic.index.candidates(blob, None, 1)
+        1 / 0
+    assert seq not in store.semantic.index.candidates(blob, None, 1)
+
+
 def test_another_connections_writes_are_seen_by_the_next_search(store, db_path):
     seeded(store, facts=40)
     blob = store.semantic.query_vector("zebra zebra quartz")
@@ -127,8 +152,9 @@ def test_another_connections_writes_are_seen_by_the_next_search(store, db_path):
         assert key_of(store, blob) != "theirs"
 
 
-def test_another_process_writes_are_seen_by_the_next_search(store, db_path):
+def test_another_process_writes_are_seen_by_the_next_search(store, db_path, monkeypatch):
     seeded(store, facts=40)
+    monkeypatch.setattr(simhash, "CANDIDATES", 16)  # one per shard: not every fact re-ranked
     blob = store.semantic.query_vector("zebra zebra quartz")
     assert key_of(store, blob) != "elsewhere"
     # another process gives the farthest fact the question's own vector: its signature changes
@@ -147,4 +173,5 @@ def test_another_process_writes_are_seen_by_the_next_search(store, db_path):
     subprocess.run(
         [sys.executable, "-c", code, str(db_path), str(far), blob.hex()], check=True, timeout=120
     )
+    assert far in store.semantic.index.candidates(blob, None, 1)
     assert key_of(store, blob) == "elsewhere"
