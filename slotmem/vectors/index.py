@@ -33,6 +33,7 @@ VEC_TABLE = "memory_vec"
 MAX_K = 4096  # sqlite-vec's limit on k
 BATCH_SIZE = 2048  # rows read and indexed at a time when rebuilding
 SHARDS = 16  # partitions per slot (fact seq modulo SHARDS): see the module docstring
+READ_AFTER = 8  # searches that scan vec0 before the signatures are read into memory (again)
 INDEX_COLUMNS = (
     "fact_seq integer primary key, slot text partition key, shard integer partition key, "
     f"{simhash.VERSION} bit[{simhash.BITS}], chunk_size=256"
@@ -60,6 +61,7 @@ class VectorIndex:
         self._lock = threading.Lock()
         self._pool: tuple[int, ThreadPoolExecutor] | None = None  # (pid, pool): see _scan
         self._signatures: scan.Signatures | None = None
+        self._waited = 0  # searches that scanned vec0 since the copy went stale: see signatures
         self._seen = threading.local()  # this thread's connection, and what it last saw
         forks.register(self._after_fork)
 
@@ -129,7 +131,9 @@ class VectorIndex:
         )
         conn = self.connection()
         if self.in_memory and not conn.in_transaction:  # a transaction's writes are in vec0
-            return self.signatures(conn).candidates(signature, slots, per_shard, self.shards)
+            signatures = self.signatures(conn, patience=READ_AFTER)
+            if signatures is not None:
+                return signatures.candidates(signature, slots, per_shard, self.shards)
         partitions: list[tuple] = [(shard,) for shard in range(self.shards)]
         if slots:
             sql += " AND slot = ?"
@@ -141,12 +145,16 @@ class VectorIndex:
         the transaction commits or not). Other connections learn of it by PRAGMA data_version."""
         self._seen.dirty = True
 
-    def signatures(self, conn) -> scan.Signatures:
+    def signatures(self, conn, *, patience: int = 0) -> scan.Signatures | None:
         """The index's signatures in memory, read again when they may have changed since this
         thread's connection last looked: another connection (of any process) committed since
         (``PRAGMA data_version``), this one wrote to the index, or this thread's connection is
         new. Each check leaves the copy as fresh as the file, so a copy another thread read
-        meanwhile serves this one too. Outside a transaction only (see ``candidates``)."""
+        meanwhile serves this one too. Outside a transaction only (see ``candidates``).
+
+        None (scan vec0) while the copy is missing or stale and fewer than ``patience``
+        searches have asked since: reading it costs about ten vec0 scans, so a process that
+        searches a few times between writes scans vec0 as before."""
         version = conn.execute("PRAGMA data_version").fetchone()[0]
         seen = self._seen
         with self._lock:
@@ -156,10 +164,14 @@ class VectorIndex:
                 or seen.version != version
                 or getattr(seen, "dirty", False)
             ):
+                self._waited += 1
+                if self._waited <= patience:
+                    return None
                 self._signatures = scan.load(
                     conn, VEC_TABLE, simhash.VERSION, simhash.BITS, self.shards
                 )
             seen.conn, seen.version, seen.dirty = conn, version, False
+            self._waited = 0
             return self._signatures
 
     def _scan(self, scans: list[tuple[str, tuple]]) -> list[int]:

@@ -15,7 +15,9 @@ partition gives its ``per_shard`` nearest signatures, as vec0's partition keys d
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 # vec0 0.1.x's shadow tables: one row per chunk of up to chunk_size signatures of one partition
 # (slot, shard), with a validity bitmap and the rowid (fact seq) of each position.
@@ -31,23 +33,23 @@ class Signatures:
     """The index's signatures in memory: ``words`` (rows x BITS/64, uint64), the ``seqs`` and
     ``shards`` of its rows, sorted by (slot, shard, seq), and where each slot's rows lie."""
 
-    seqs: object
-    shards: object
-    words: object
+    seqs: Any  # numpy arrays (numpy is imported when first used)
+    shards: Any
+    words: Any
     slots: dict[str, tuple[int, int]]  # slot -> (start, end) of its rows
     shard_rows: dict = field(default_factory=dict)  # shard -> its rows' indexes over all slots
 
     @property
     def nbytes(self) -> int:
         return int(
-            self.seqs.nbytes  # type: ignore[attr-defined]
-            + self.shards.nbytes  # type: ignore[attr-defined]
-            + self.words.nbytes  # type: ignore[attr-defined]
+            self.seqs.nbytes
+            + self.shards.nbytes
+            + self.words.nbytes
             + sum(rows.nbytes for rows in self.shard_rows.values())
         )
 
     def __len__(self) -> int:
-        return len(self.seqs)  # type: ignore[arg-type]
+        return len(self.seqs)
 
     def candidates(
         self, signature: bytes, slots: list[str] | None, per_shard: int, shards: int
@@ -63,17 +65,17 @@ class Signatures:
                 if slot not in self.slots:
                     continue
                 start, end = self.slots[slot]
-                distances = _popcount(self.words[start:end] ^ query)  # type: ignore[index]
-                shard_of = self.shards[start:end]  # type: ignore[index]
+                distances = _popcount(self.words[start:end] ^ query)
+                shard_of = self.shards[start:end]
                 bounds = np.searchsorted(shard_of, np.arange(shards + 1))
                 for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
                     found += _nearest(
                         distances[lo:hi], self.seqs[start + lo : start + hi], per_shard
-                    )  # type: ignore[index]
+                    )
             return found
-        distances = _popcount(self.words ^ query)  # type: ignore[operator]
+        distances = _popcount(self.words ^ query)
         for rows in self.shard_rows.values():
-            found += _nearest(distances[rows], self.seqs[rows], per_shard)  # type: ignore[index]
+            found += _nearest(distances[rows], self.seqs[rows], per_shard)
         return found
 
 
@@ -97,10 +99,12 @@ def _popcount(words):
     if hasattr(np, "bitwise_count"):  # numpy 2
         return np.bitwise_count(words).sum(axis=1, dtype=np.int32)
     bytes_ = words.view(np.uint8)
-    return _BYTE_BITS()[bytes_].sum(axis=1, dtype=np.int32)
+    return _byte_bits()[bytes_].sum(axis=1, dtype=np.int32)
 
 
-def _BYTE_BITS():
+@functools.cache
+def _byte_bits():
+    """Set bits of each byte value (numpy 1 has no bitwise_count)."""
     import numpy as np
 
     return np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1)
