@@ -233,63 +233,71 @@ def compare_codecs(store: Store, queries: list[str], k: int = 10) -> None:
         )
 
 
-def compare_scans(store: Store, queries: list[str], rounds: int = 2, k: int = 10) -> None:
-    """Hybrid search and kNN with the candidates from vec0's scans (16 shards, helper thread:
-    the scan before) and from the signatures in memory (now), question by question in
-    interleaved rounds, in CPU time (every thread's: the helper's too)."""
+def compare_scans(store: Store, queries: dict[str, list[str]], rounds: int = 2, k: int = 10):
+    """Hybrid search (every query kind) and the kNN alone (sentence questions) with the
+    candidates from vec0's scans (16 shards, helper thread: the scan before) and from the
+    signatures in memory (now), question by question in interleaved rounds, in CPU time (every
+    thread's: the helper's too)."""
     semantic = store.semantic
     index = semantic.index
     index._signatures = None
     start = time.process_time()
     signatures = index.signatures(store.conn)
     load = time.process_time() - start
-    blobs = [semantic.query_vector(text) for text in queries]
     ways = {"vec0 scans + helper (before)": False, "numpy, in memory (now)": True}
-    times: dict[tuple[str, str, str], list[float]] = {}
-    same = {"one slot": 0, "all slots": 0}
+    places = {"one slot": ["user"], "all slots": None}
+    times: dict[tuple, list[float]] = {}
+    same = dict.fromkeys(places, 0)
+    sentences = queries["sentence"]
+    blobs = [semantic.query_vector(text) for text in sentences]
     for round_ in range(rounds):
-        for text, blob in zip(queries, blobs):
-            for slots, where in ((["user"], "one slot"), (None, "all slots")):
+        for i, blob in enumerate(blobs):
+            for where, slots in places.items():
                 found = {}
                 for name, in_memory in ways.items():
                     index.in_memory = in_memory
                     begin = time.process_time()
                     found[name] = semantic.knn(blob, slots, k)
-                    times.setdefault((name, where, "knn"), []).append(time.process_time() - begin)
-                    semantic.forget_query_vectors()  # embedded afresh, as a new question is
-                    begin = time.process_time()
-                    store.query_facts(text, slots=slots, track_access=False)
-                    times.setdefault((name, where, "hybrid"), []).append(
-                        time.process_time() - begin
-                    )
+                    times.setdefault((name, where, "kNN"), []).append(time.process_time() - begin)
+                    for kind, asked in queries.items():
+                        semantic.forget_query_vectors()  # embedded afresh, as a new question is
+                        begin = time.process_time()
+                        store.query_facts(asked[i], slots=slots, track_access=False)
+                        times.setdefault((name, where, kind), []).append(
+                            time.process_time() - begin
+                        )
                 if round_ == 0:
                     same[where] += len({tuple(found[name]) for name in ways}) == 1
     recall = {}
     for name, in_memory in ways.items():
         index.in_memory = in_memory
-        recall[name] = [vector_recall(store, queries, slots) for slots in (["user"], None)]
+        recall[name] = {
+            where: vector_recall(store, sentences, slots) for where, slots in places.items()
+        }
     index.in_memory = True
     print(
         f"signatures in memory: {len(signatures):,} rows, {signatures.nbytes / 2**20:.1f} MiB, "
         f"read in {load * 1000:.0f} ms CPU\n"
     )
+    before, now = ways
     print(
-        "| scan | slots | hybrid p50 / p95 ms CPU | ratio | kNN p50 ms CPU | ratio | "
-        "recall@10 | same top 10 as vec0 |"
+        "| search | slots | before p50 / p95 ms CPU | now p50 / p95 ms CPU | now ÷ before (p50) |"
     )
-    print("|---|---|---|---|---|---|---|---|")
-    before = next(iter(ways))
-    for name in ways:
-        for i, where in enumerate(same):
-            hyb = percentiles(times[name, where, "hybrid"])
-            knn = percentiles(times[name, where, "knn"])[0]
-            base_h = percentiles(times[before, where, "hybrid"])[0]
-            base_k = percentiles(times[before, where, "knn"])[0]
+    print("|---|---|---|---|---|")
+    for what in ["kNN", *queries]:
+        for where in places:
+            old, new = (percentiles(times[name, where, what]) for name in ways)
+            label = "kNN alone (sentence)" if what == "kNN" else f"hybrid, {what}"
             print(
-                f"| {name} | {where} | {hyb[0]:.1f} / {hyb[1]:.1f} | {hyb[0] / base_h:.2f} | "
-                f"{knn:.2f} | {knn / base_k:.2f} | {recall[name][i]:.3f} | "
-                f"{same[where] / len(queries):.2f} |"
+                f"| {label} | {where} | {old[0]:.1f} / {old[1]:.1f} | {new[0]:.1f} / {new[1]:.1f} "
+                f"| {new[0] / old[0]:.2f} |"
             )
+    print("\n| slots | recall@10 before | now | same top 10 |\n|---|---|---|---|")
+    for where in places:
+        print(
+            f"| {where} | {recall[before][where]:.3f} | {recall[now][where]:.3f} | "
+            f"{same[where] / len(blobs):.2f} |"
+        )
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -326,7 +334,7 @@ def main(argv=None) -> None:
             compare_codecs(store, queries["sentence"])
             return
         if args.scan:
-            compare_scans(store, queries["sentence"])
+            compare_scans(store, queries)
             return
         print("| vector recall@10 vs exact | one slot | all slots |\n|---|---|---|")
         print(

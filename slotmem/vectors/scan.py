@@ -96,10 +96,9 @@ def _popcount(words):
     """Set bits per row of a uint64 matrix."""
     import numpy as np
 
-    if hasattr(np, "bitwise_count"):  # numpy 2
-        return np.bitwise_count(words).sum(axis=1, dtype=np.int32)
-    bytes_ = words.view(np.uint8)
-    return _byte_bits()[bytes_].sum(axis=1, dtype=np.int32)
+    if hasattr(np, "bitwise_count"):  # numpy 2 (einsum adds a row's 16 counts faster than sum)
+        return np.einsum("ij->i", np.bitwise_count(words), dtype=np.int32)
+    return np.einsum("ij->i", _byte_bits()[words.view(np.uint8)], dtype=np.int32)
 
 
 @functools.cache
