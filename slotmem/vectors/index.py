@@ -5,6 +5,10 @@ It is derived from ``memory_embeddings`` (the source of truth) and can always be
 it without a model call. Each fact's signature (``simhash.py``) lives in the partition
 (slot, seq modulo ``SHARDS``); a kNN takes the nearest signatures of every partition it scans
 (vec0's partition keys apply before k) and re-ranks them by the cosine of the stored vectors (``codec.py``).
+Most searches scan a copy of the signatures held in memory instead (``scan.py``, kept fresh by
+``signatures``), the same partitions the same way; vec0 scans serve the first searches of a
+process and the first few after a change (reading the copy costs about ten scans), and searches
+inside a write transaction (the copy does not hold its writes).
 
 Why shards and a helper thread: sqlite-vec 0.1.9 has no approximate index. A kNN scans every
 vector of the partitions it is asked for, and its top-k costs grow with k times the vectors
