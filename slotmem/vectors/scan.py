@@ -106,7 +106,9 @@ def _byte_bits():
     """Set bits of each byte value (numpy 1 has no bitwise_count)."""
     import numpy as np
 
-    return np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1)
+    return np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(
+        axis=1, dtype=np.uint8
+    )
 
 
 def load(conn, table: str, column: str, bits: int, shards: int) -> Signatures:
