@@ -196,3 +196,14 @@ def test_a_few_searches_scan_vec0_before_the_signatures_are_read(store, monkeypa
     for _ in range(READ_AFTER):
         assert key_of(store, blob) == "new" and vectors._signatures is copy
     assert key_of(store, blob) == "new" and vectors._signatures is not copy
+
+
+def test_a_closed_store_lets_its_signatures_go_and_reads_them_again(store):
+    seeded(store, facts=40)
+    blob = store.semantic.query_vector("zebra zebra quartz")
+    expected = store.semantic.knn(blob, None, 5)
+    assert store.semantic.index._signatures is not None
+    store.close()
+    assert store.semantic.index._signatures is None
+    assert store.semantic.knn(blob, None, 5) == expected  # a closed store reopens
+    assert store.semantic.index._signatures is not None

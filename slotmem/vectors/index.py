@@ -200,7 +200,9 @@ class VectorIndex:
         return run(scans[::2]) + other.result()
 
     def close(self) -> None:
-        """Stop the helper thread (its connection is closed with the others)."""
+        """Stop the helper thread (its connection is closed with the others) and let the
+        signatures in memory go (a reopened store reads them again)."""
         pool, self._pool = self._pool, None
+        self._signatures = None
         if pool and pool[0] == os.getpid():
             pool[1].shutdown()
