@@ -21,10 +21,11 @@ the candidates), in interleaved rounds. The default index is rebuilt at the end.
 --codecs embeds every fact again (float32, in memory) and re-ranks the index's candidates of
 each sentence query with the vectors as float32, float16 and int8 (``slotmem.vectors.codec``,
 what the file stores) would give them back: recall@10 against the exact float32 top 10.
---scan times the candidate search alone, the index's vec0 scans (16 shards, helper thread)
-against a numpy popcount over the same signatures held in memory (loaded once, timed apart),
-question by question in interleaved rounds, and compares their candidates and the top 10 each
-gives after the re-rank.
+--scan times hybrid search and the kNN alone in CPU time with the candidates from the vec0 scans
+(16 shards, helper thread: the scan before issue 24) and from the signatures held in memory
+(``slotmem.vectors.scan``, what a search uses now), question by question in interleaved rounds,
+with each one's recall@10, whether they give the same top 10, and the memory the signatures take
+and the CPU time reading them took.
 Every run prints the file's bytes per fact, and those of memory_embeddings and the vec0 index.
 Read ratios, not absolute figures: the machines are noisy.
 """
@@ -44,8 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic import Corpus
 
 from slotmem import Store
-from slotmem.vectors import codec, embedders, simhash, texts
-from slotmem.vectors.index import SHARDS, VEC_TABLE, VectorIndex
+from slotmem.vectors import codec, embedders, texts
+from slotmem.vectors.index import SHARDS, VectorIndex
 
 
 def english_words() -> list[str]:
@@ -113,11 +114,14 @@ LAYOUTS = {
 }
 
 
-def use_layout(store: Store, shards: int, helper: bool) -> None:
-    """Rebuild the file's vector index with this layout and search through it."""
+def use_layout(store: Store, shards: int, helper: bool, in_memory: bool = False) -> None:
+    """Rebuild the file's vector index with this layout and search through it (with vec0's
+    scans: these layouts are theirs)."""
     semantic = store.semantic
     semantic.index.close()
-    semantic.index = VectorIndex(semantic.index.connection, shards=shards, helper=helper)
+    semantic.index = VectorIndex(
+        semantic.index.connection, shards=shards, helper=helper, in_memory=in_memory
+    )
     with store.transaction():
         semantic.rebuild_index()
 
@@ -142,7 +146,7 @@ def compare_layouts(store: Store, texts: list[str], rounds: int = 2) -> None:
                 where = "one slot" if slots else "all slots"
                 times.setdefault((name, where), []).extend(knn_times(store, blobs, slots))
                 recall[(name, where)] = vector_recall(store, texts, slots)
-    use_layout(store, SHARDS, True)
+    use_layout(store, SHARDS, True, in_memory=True)
     print("| layout | slots | kNN p50 / p95 ms | ratio of p50 to the default | recall@10 |")
     print("|---|---|---|---|---|")
     default = next(iter(LAYOUTS))
@@ -229,113 +233,70 @@ def compare_codecs(store: Store, queries: list[str], k: int = 10) -> None:
         )
 
 
-class NumpyScan:
-    """The index's candidate search as numpy over signatures held in memory (what could replace
-    the vec0 scans): per shard (and slot), the nearest signatures by Hamming distance."""
-
-    def __init__(self, store: Store):
-        import numpy as np
-
-        start = time.perf_counter()
-        rows = store.conn.execute(
-            f"SELECT fact_seq, slot, shard, {simhash.VERSION} FROM {VEC_TABLE}"
-        ).fetchall()
-        self.read = time.perf_counter() - start
-        self.np, self.dimensions = np, store.semantic.dimensions()
-        seqs = np.array([row[0] for row in rows])
-        slots = np.array([row[1] for row in rows])
-        shards = np.array([row[2] for row in rows])
-        words = np.frombuffer(b"".join(row[3] for row in rows), dtype=np.uint64)
-        signatures = words.reshape(len(rows), -1)
-        self.groups: dict = {}
-        for key in {(slot, shard) for slot, shard in zip(slots.tolist(), shards.tolist())}:
-            mask = (slots == key[0]) & (shards == key[1])
-            self.groups[key] = (seqs[mask], signatures[mask])
-        self.by_shard = {
-            shard: (seqs[shards == shard], signatures[shards == shard]) for shard in range(SHARDS)
-        }
-        self.signature_of = dict(zip(seqs.tolist(), signatures))
-
-    def distances(self, blob: bytes, seqs: list[int]) -> list[int]:
-        """The sorted Hamming distances of these facts' signatures to the question's."""
-        [signature] = simhash.signatures([blob], len(blob) // 4)
-        query = self.np.frombuffer(signature, dtype=self.np.uint64)
-        return sorted(int(self.np.bitwise_count(self.signature_of[s] ^ query).sum()) for s in seqs)
-
-    def candidates(self, blob: bytes, slots: list[str] | None, k: int) -> list[int]:
-        np = self.np
-        [signature] = simhash.signatures([blob], len(blob) // 4)
-        query = np.frombuffer(signature, dtype=np.uint64)
-        per_shard = -(-max(k, simhash.CANDIDATES) // SHARDS)
-        if slots:
-            parts = [self.groups.get((slot, shard)) for slot in slots for shard in range(SHARDS)]
-        else:
-            parts = list(self.by_shard.values())
-        found: list[int] = []
-        for part in parts:
-            if part is None or not len(part[0]):
-                continue
-            seqs, signatures = part
-            distances = np.bitwise_count(signatures ^ query).sum(axis=1)
-            if len(seqs) > per_shard:
-                nearest = np.argpartition(distances, per_shard - 1)[:per_shard]
-                found.extend(seqs[nearest].tolist())
-            else:
-                found.extend(seqs.tolist())
-        return found
-
-
-def compare_scans(store: Store, queries: list[str], rounds: int = 2, k: int = 10) -> None:
+def compare_scans(store: Store, queries: dict[str, list[str]], rounds: int = 2, k: int = 10):
+    """Hybrid search (every query kind) and the kNN alone (sentence questions) with the
+    candidates from vec0's scans (16 shards, helper thread: the scan before) and from the
+    signatures in memory (now), question by question in interleaved rounds, in CPU time (every
+    thread's: the helper's too)."""
     semantic = store.semantic
-    start = time.perf_counter()
-    scan = NumpyScan(store)
-    load = time.perf_counter() - start
-    blobs = [semantic.query_vector(text) for text in queries]
-    times: dict[tuple[str, str], list[float]] = {}
-    same_candidates = {"one slot": 0, "all slots": 0}
-    same_top, same_distances = dict(same_candidates), dict(same_candidates)
+    index = semantic.index
+    index._signatures = None
+    start = time.process_time()
+    signatures = index.signatures(store.conn)
+    load = time.process_time() - start
+    ways = {"vec0 scans + helper (before)": False, "numpy, in memory (now)": True}
+    places = {"one slot": ["user"], "all slots": None}
+    times: dict[tuple, list[float]] = {}
+    same = dict.fromkeys(places, 0)
+    sentences = queries["sentence"]
+    blobs = [semantic.query_vector(text) for text in sentences]
     for round_ in range(rounds):
-        for blob in blobs:
-            for slots, where in ((["user"], "one slot"), (None, "all slots")):
+        for i, blob in enumerate(blobs):
+            for where, slots in places.items():
                 found = {}
-                for name, search in (
-                    ("vec0", semantic.index.candidates),
-                    ("numpy", scan.candidates),
-                ):
-                    begin = time.perf_counter()
-                    found[name] = search(blob, slots, k)
-                    times.setdefault((name, where), []).append(time.perf_counter() - begin)
+                for name, in_memory in ways.items():
+                    index.in_memory = in_memory
+                    begin = time.process_time()
+                    found[name] = semantic.knn(blob, slots, k)
+                    times.setdefault((name, where, "kNN"), []).append(time.process_time() - begin)
+                    for kind, asked in queries.items():
+                        semantic.forget_query_vectors()  # embedded afresh, as a new question is
+                        begin = time.process_time()
+                        store.query_facts(asked[i], slots=slots, track_access=False)
+                        times.setdefault((name, where, kind), []).append(
+                            time.process_time() - begin
+                        )
                 if round_ == 0:
-                    same_candidates[where] += set(found["vec0"]) == set(found["numpy"])
-                    same_distances[where] += scan.distances(blob, found["vec0"]) == scan.distances(
-                        blob, found["numpy"]
-                    )
-                    tops = [
-                        [
-                            s
-                            for s, _ in sorted(
-                                semantic.distances(blob, f).items(), key=lambda i: i[1]
-                            )[:k]
-                        ]
-                        for f in found.values()
-                    ]
-                    same_top[where] += tops[0] == tops[1]
+                    same[where] += len({tuple(found[name]) for name in ways}) == 1
+    recall = {}
+    for name, in_memory in ways.items():
+        index.in_memory = in_memory
+        recall[name] = {
+            where: vector_recall(store, sentences, slots) for where, slots in places.items()
+        }
+    index.in_memory = True
     print(
-        f"numpy: signatures loaded in {load * 1000:.0f} ms ({scan.read * 1000:.0f} ms of it "
-        "reading them from vec0)\n"
+        f"signatures in memory: {len(signatures):,} rows, {signatures.nbytes / 2**20:.1f} MiB, "
+        f"read in {load * 1000:.0f} ms CPU\n"
     )
+    before, now = ways
     print(
-        "| slots | vec0 p50 ms | numpy p50 ms | numpy ÷ vec0 | same candidates | "
-        "same distances (ties apart) | same top 10 |"
+        "| search | slots | before p50 / p95 ms CPU | now p50 / p95 ms CPU | now ÷ before (p50) |"
     )
-    print("|---|---|---|---|---|---|---|")
-    for where, same in same_candidates.items():
-        vec0 = percentiles(times["vec0", where])[0]
-        numpy_ = percentiles(times["numpy", where])[0]
+    print("|---|---|---|---|---|")
+    for what in ["kNN", *queries]:
+        for where in places:
+            old, new = (percentiles(times[name, where, what]) for name in ways)
+            label = "kNN alone (sentence)" if what == "kNN" else f"hybrid, {what}"
+            print(
+                f"| {label} | {where} | {old[0]:.1f} / {old[1]:.1f} | {new[0]:.1f} / {new[1]:.1f} "
+                f"| {new[0] / old[0]:.2f} |"
+            )
+    print("\n| slots | recall@10 before | now | same top 10 |\n|---|---|---|---|")
+    for where in places:
         print(
-            f"| {where} | {vec0:.2f} | {numpy_:.2f} | {numpy_ / vec0:.2f} | "
-            f"{same / len(blobs):.2f} | {same_distances[where] / len(blobs):.2f} | "
-            f"{same_top[where] / len(blobs):.2f} |"
+            f"| {where} | {recall[before][where]:.3f} | {recall[now][where]:.3f} | "
+            f"{same[where] / len(blobs):.2f} |"
         )
 
 
@@ -351,7 +312,7 @@ def main(argv=None) -> None:
     parser.add_argument("--db", type=Path, help="keep the built file here and reuse it")
     parser.add_argument("--layouts", action="store_true", help="compare vector index layouts")
     parser.add_argument("--codecs", action="store_true", help="compare stored vector precisions")
-    parser.add_argument("--scan", action="store_true", help="vec0 scans against numpy")
+    parser.add_argument("--scan", action="store_true", help="vec0 scans against the numpy scan")
     args = parser.parse_args(argv)
     corpus = Corpus(words=english_words())
     with (
@@ -373,7 +334,7 @@ def main(argv=None) -> None:
             compare_codecs(store, queries["sentence"])
             return
         if args.scan:
-            compare_scans(store, queries["sentence"])
+            compare_scans(store, queries)
             return
         print("| vector recall@10 vs exact | one slot | all slots |\n|---|---|---|")
         print(

@@ -391,6 +391,7 @@ def test_a_helper_thread_scans_half_the_shards_and_finds_the_same(store, monkeyp
     values = [f"note {i} about {'tea' if i % 2 else 'coffee'} and topic {i * 7}" for i in range(40)]
     store.upsert_many([{"slot": "user", "key": f"k{i}", "value": v} for i, v in enumerate(values)])
     store.semantic.reindex("fake-64")
+    store.semantic.index.in_memory = False  # the vec0 scans (bench_semantic.py's "before")
     blob = store.semantic.query_vector("coffee and topic 21")
     both = store.semantic.knn(blob, None, 40)
     assert store.semantic.index._pool is not None  # the helper ran

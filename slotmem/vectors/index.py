@@ -5,6 +5,10 @@ It is derived from ``memory_embeddings`` (the source of truth) and can always be
 it without a model call. Each fact's signature (``simhash.py``) lives in the partition
 (slot, seq modulo ``SHARDS``); a kNN takes the nearest signatures of every partition it scans
 (vec0's partition keys apply before k) and re-ranks them by the cosine of the stored vectors (``codec.py``).
+Most searches scan a copy of the signatures held in memory instead (``scan.py``, kept fresh by
+``signatures``), the same partitions the same way; vec0 scans serve the first searches of a
+process and the first few after a change (reading the copy costs about ten scans), and searches
+inside a write transaction (the copy does not hold its writes).
 
 Why shards and a helper thread: sqlite-vec 0.1.9 has no approximate index. A kNN scans every
 vector of the partitions it is asked for, and its top-k costs grow with k times the vectors
@@ -24,7 +28,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..storage import forks
-from . import codec, simhash
+from . import codec, scan, simhash
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +37,7 @@ VEC_TABLE = "memory_vec"
 MAX_K = 4096  # sqlite-vec's limit on k
 BATCH_SIZE = 2048  # rows read and indexed at a time when rebuilding
 SHARDS = 16  # partitions per slot (fact seq modulo SHARDS): see the module docstring
+READ_AFTER = 8  # searches that scan vec0 before the signatures are read into memory (again)
 INDEX_COLUMNS = (
     "fact_seq integer primary key, slot text partition key, shard integer partition key, "
     f"{simhash.VERSION} bit[{simhash.BITS}], chunk_size=256"
@@ -45,12 +50,23 @@ class VectorIndex:
     ``shards`` and ``helper`` exist for the benchmark that checks they still pay; a file's
     index must be read with the shard count it was built with (the default)."""
 
-    def __init__(self, connection: Callable, *, shards: int = SHARDS, helper: bool = True):
+    def __init__(
+        self,
+        connection: Callable,
+        *,
+        shards: int = SHARDS,
+        helper: bool = True,
+        in_memory: bool = True,
+    ):
         self.connection = connection
         self.shards = shards
         self.helper = helper
+        self.in_memory = in_memory  # False: every search scans vec0 (the benchmark's "before")
         self._lock = threading.Lock()
         self._pool: tuple[int, ThreadPoolExecutor] | None = None  # (pid, pool): see _scan
+        self._signatures: scan.Signatures | None = None
+        self._waited = 0  # searches that scanned vec0 since the copy went stale: see signatures
+        self._seen = threading.local()  # this thread's connection, and what it last saw
         forks.register(self._after_fork)
 
     def _after_fork(self) -> None:
@@ -74,6 +90,7 @@ class VectorIndex:
         """Inside the caller's transaction: the index anew, filled from the stored vectors of
         the model (``memory_embedding_models.id``), read back as floats."""
         conn = self.connection()
+        self._wrote()
         conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
         conn.execute(f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0({INDEX_COLUMNS})")
         rows = conn.execute(
@@ -90,6 +107,7 @@ class VectorIndex:
     def add(self, rows: list[tuple[int, str, bytes]], dimensions: int) -> None:
         """(seq, slot, float blob) rows into the index, as signatures."""
         signatures = simhash.signatures([blob for *_, blob in rows], dimensions)
+        self._wrote()
         self.connection().executemany(
             f"INSERT INTO {VEC_TABLE} (fact_seq, slot, shard, {simhash.VERSION}) "
             "VALUES (?, ?, ?, vec_bit(?))",
@@ -102,6 +120,7 @@ class VectorIndex:
     def remove(self, seqs: list[int]) -> None:
         if seqs:
             marks = ", ".join("?" * len(seqs))
+            self._wrote()
             self.connection().execute(f"DELETE FROM {VEC_TABLE} WHERE fact_seq IN ({marks})", seqs)
 
     def candidates(self, blob: bytes, slots: list[str] | None, k: int) -> list[int]:
@@ -114,11 +133,50 @@ class VectorIndex:
             f"SELECT fact_seq FROM {VEC_TABLE} WHERE {simhash.VERSION} MATCH vec_bit(?) "
             "AND k = ? AND shard = ?"
         )
+        conn = self.connection()
+        if self.in_memory and not conn.in_transaction:  # a transaction's writes are in vec0
+            signatures = self.signatures(conn, patience=READ_AFTER)
+            if signatures is not None:
+                return signatures.candidates(signature, slots, per_shard, self.shards)
         partitions: list[tuple] = [(shard,) for shard in range(self.shards)]
         if slots:
             sql += " AND slot = ?"
             partitions = [(shard, slot) for slot in slots for shard in range(self.shards)]
         return self._scan([(sql, (signature, per_shard, *partition)) for partition in partitions])
+
+    def _wrote(self) -> None:
+        """This thread's connection changed the index: its next search reads it again (whether
+        the transaction commits or not). Other connections learn of it by PRAGMA data_version."""
+        self._seen.dirty = True
+
+    def signatures(self, conn, *, patience: int = 0) -> scan.Signatures | None:
+        """The index's signatures in memory, read again when they may have changed since this
+        thread's connection last looked: another connection (of any process) committed since
+        (``PRAGMA data_version``), this one wrote to the index, or this thread's connection is
+        new. Each check leaves the copy as fresh as the file, so a copy another thread read
+        meanwhile serves this one too. Outside a transaction only (see ``candidates``).
+
+        None (scan vec0) while the copy is missing or stale and fewer than ``patience``
+        searches have asked since: reading it costs about ten vec0 scans, so a process that
+        searches a few times between writes scans vec0 as before."""
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        seen = self._seen
+        with self._lock:
+            if (
+                self._signatures is None
+                or getattr(seen, "conn", None) is not conn
+                or seen.version != version
+                or getattr(seen, "dirty", False)
+            ):
+                self._waited += 1
+                if self._waited <= patience:
+                    return None
+                self._signatures = scan.load(
+                    conn, VEC_TABLE, simhash.VERSION, simhash.BITS, self.shards
+                )
+            seen.conn, seen.version, seen.dirty = conn, version, False
+            self._waited = 0
+            return self._signatures
 
     def _scan(self, scans: list[tuple[str, tuple]]) -> list[int]:
         """The fact seqs the vec0 scans return, half of the scans run by a helper thread on its
@@ -142,7 +200,9 @@ class VectorIndex:
         return run(scans[::2]) + other.result()
 
     def close(self) -> None:
-        """Stop the helper thread (its connection is closed with the others)."""
+        """Stop the helper thread (its connection is closed with the others) and let the
+        signatures in memory go (a reopened store reads them again)."""
         pool, self._pool = self._pool, None
+        self._signatures = None
         if pool and pool[0] == os.getpid():
             pool[1].shutdown()

@@ -1,0 +1,170 @@
+"""The candidate scan in numpy: the vec0 index's signatures held in memory, searched by popcount.
+
+sqlite-vec 0.1.9 scans every signature of the partitions it is asked for, one partition per
+statement; the same scan over a contiguous numpy array of the signatures took about half the CPU
+with the same candidates (docs/benchmarks.md, "Hybrid search at 100k"). ``Signatures`` is one
+process's copy of the index, read from vec0's shadow tables (a 100k-fact index in tens of ms,
+where reading it through the virtual table takes most of a second); ``VectorIndex`` keeps it
+fresh (see ``VectorIndex.signatures``). The vec0 table stays the index on disk: writes go to it
+as before, and a search inside a write transaction scans it (it sees the transaction's writes).
+
+The rows are sorted by (slot, shard, seq), so that a slot is one contiguous block and a shard of
+it a range within it: a one-slot search counts the bits of that slot's third alone. Each
+partition gives its ``per_shard`` nearest signatures, as vec0's partition keys do.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+# vec0 0.1.x's shadow tables: one row per chunk of up to chunk_size signatures of one partition
+# (slot, shard), with a validity bitmap and the rowid (fact seq) of each position.
+SHADOW_SQL = """
+    SELECT c.size, c.partition00, c.partition01, c.validity, c.rowids, v.vectors
+    FROM {table}_chunks c JOIN {table}_vector_chunks00 v ON v.rowid = c.chunk_id
+"""
+VIRTUAL_SQL = "SELECT fact_seq, slot, shard, {column} FROM {table}"
+
+
+@dataclass
+class Signatures:
+    """The index's signatures in memory: ``words`` (rows x BITS/64, uint64), the ``seqs`` and
+    ``shards`` of its rows, sorted by (slot, shard, seq), and where each slot's rows lie."""
+
+    seqs: Any  # numpy arrays (numpy is imported when first used)
+    shards: Any
+    words: Any
+    slots: dict[str, tuple[int, int]]  # slot -> (start, end) of its rows
+    shard_rows: dict = field(default_factory=dict)  # shard -> its rows' indexes over all slots
+
+    @property
+    def nbytes(self) -> int:
+        return int(
+            self.seqs.nbytes
+            + self.shards.nbytes
+            + self.words.nbytes
+            + sum(rows.nbytes for rows in self.shard_rows.values())
+        )
+
+    def __len__(self) -> int:
+        return len(self.seqs)
+
+    def candidates(
+        self, signature: bytes, slots: list[str] | None, per_shard: int, shards: int
+    ) -> list[int]:
+        """The seqs of the ``per_shard`` nearest signatures of every partition searched: (slot,
+        shard) for each of ``slots``, or each shard across the slots."""
+        import numpy as np
+
+        query = np.frombuffer(signature, dtype=np.uint64)
+        found: list[int] = []
+        if slots:
+            for slot in dict.fromkeys(slots):
+                if slot not in self.slots:
+                    continue
+                start, end = self.slots[slot]
+                distances = _popcount(self.words[start:end] ^ query)
+                shard_of = self.shards[start:end]
+                bounds = np.searchsorted(shard_of, np.arange(shards + 1))
+                for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+                    found += _nearest(
+                        distances[lo:hi], self.seqs[start + lo : start + hi], per_shard
+                    )
+            return found
+        distances = _popcount(self.words ^ query)
+        for rows in self.shard_rows.values():
+            found += _nearest(distances[rows], self.seqs[rows], per_shard)
+        return found
+
+
+def _nearest(distances, seqs, k: int) -> list[int]:
+    """The seqs of the ``k`` smallest distances; of equal ones at the boundary, the lowest seqs
+    (the rows are in seq order); vec0 breaks such ties its own way."""
+    import numpy as np
+
+    if len(seqs) <= k:
+        return seqs.tolist()
+    bound = np.partition(distances, k - 1)[k - 1]
+    below = np.flatnonzero(distances < bound)
+    tied = np.flatnonzero(distances == bound)[: k - len(below)]
+    return seqs[np.concatenate((below, tied))].tolist()
+
+
+def _popcount(words):
+    """Set bits per row of a uint64 matrix."""
+    import numpy as np
+
+    if hasattr(np, "bitwise_count"):  # numpy 2 (einsum adds a row's 16 counts faster than sum)
+        return np.einsum("ij->i", np.bitwise_count(words), dtype=np.int32)
+    return np.einsum("ij->i", _byte_bits()[words.view(np.uint8)], dtype=np.int32)
+
+
+@functools.cache
+def _byte_bits():
+    """Set bits of each byte value (numpy 1 has no bitwise_count)."""
+    import numpy as np
+
+    return np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(
+        axis=1, dtype=np.uint8
+    )
+
+
+def load(conn, table: str, column: str, bits: int, shards: int) -> Signatures:
+    """The index's signatures, read from vec0's shadow tables (from the virtual table when they
+    are not laid out as sqlite-vec 0.1.x lays them out)."""
+    import numpy as np
+
+    width = bits // 8
+    try:
+        seqs, slots, shard_of, words = _from_shadow(conn, table, width)
+    except Exception:  # noqa: BLE001 - another sqlite-vec's layout: the slow, documented way
+        rows = conn.execute(VIRTUAL_SQL.format(column=column, table=table)).fetchall()
+        seqs = np.array([row[0] for row in rows], dtype=np.int64)
+        slots = np.array([row[1] for row in rows], dtype=object)
+        shard_of = np.array([row[2] for row in rows], dtype=np.int64)
+        words = np.frombuffer(b"".join(row[3] for row in rows), dtype=np.uint8)
+        words = words.reshape(len(rows), width)
+    names = sorted(set(slots.tolist()))
+    codes = np.searchsorted(np.array(names, dtype=object), slots) if names else slots
+    order = np.lexsort((seqs, shard_of, codes))
+    seqs, shard_of, codes = seqs[order], shard_of[order], np.asarray(codes)[order]
+    words = np.ascontiguousarray(words[order]).view(np.uint64)
+    bounds = np.searchsorted(codes, np.arange(len(names) + 1))
+    found = Signatures(
+        seqs=seqs,
+        shards=shard_of,
+        words=words,
+        slots={name: (int(bounds[i]), int(bounds[i + 1])) for i, name in enumerate(names)},
+    )
+    found.shard_rows = {
+        shard: np.flatnonzero(shard_of == shard).astype(np.int32) for shard in range(shards)
+    }
+    return found
+
+
+def _from_shadow(conn, table: str, width: int):
+    import numpy as np
+
+    seqs, slots, shards, words = [], [], [], []
+    for size, slot, shard, validity, rowids, vectors in conn.execute(
+        SHADOW_SQL.format(table=table)
+    ):
+        valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size]
+        keep = np.flatnonzero(valid)
+        if not len(keep):
+            continue
+        seqs.append(np.frombuffer(rowids, dtype="<i8")[:size][keep])
+        words.append(np.frombuffer(vectors, dtype=np.uint8).reshape(-1, width)[:size][keep])
+        slots.append(np.full(len(keep), slot, dtype=object))
+        shards.append(np.full(len(keep), shard, dtype=np.int64))
+    if not seqs:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, np.zeros(0, dtype=object), empty, np.zeros((0, width), dtype=np.uint8)
+    return (
+        np.concatenate(seqs).astype(np.int64),
+        np.concatenate(slots),
+        np.concatenate(shards),
+        np.concatenate(words),
+    )

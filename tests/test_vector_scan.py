@@ -1,0 +1,209 @@
+"""The candidate scan in numpy (slotmem/vectors/scan.py): the same neighbours as vec0's scans,
+and fresh after writes by this connection, another connection and another process."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+import llm
+import pytest
+
+from slotmem import Store
+from slotmem.vectors import index, scan, simhash
+from tests.test_semantic import Plugin
+
+pytest.importorskip("numpy")
+READ_AFTER = index.READ_AFTER  # the default, before a fixture sets it to 0
+
+
+@pytest.fixture(autouse=True)
+def fake_models(monkeypatch):
+    monkeypatch.setattr(index, "READ_AFTER", 0)  # every search scans the copy in memory
+    llm.pm.register(Plugin(), name="fake-embeddings")
+    yield
+    llm.pm.unregister(name="fake-embeddings")
+
+
+WORDS = [
+    "tea",
+    "coffee",
+    "deploy",
+    "friday",
+    "python",
+    "rust",
+    "garden",
+    "river",
+    "stone",
+    "cloud",
+    "paper",
+    "lamp",
+]
+
+
+def seeded(store, facts=300, seed=7):
+    rng = random.Random(seed)
+    store.upsert_many(
+        [
+            {
+                "slot": ("user", "project", "agent")[i % 3],
+                "key": f"k{i}",
+                "value": " ".join(rng.choices(WORDS, k=rng.randint(3, 9))) + f" n{i}",
+            }
+            for i in range(facts)
+        ]
+    )
+    store.semantic.reindex("fake-64")
+    return rng
+
+
+def both_ways(store, blob, slots, k):
+    """(numpy scan's, vec0 scans') kNN and candidates."""
+    vectors = store.semantic.index
+    found = []
+    for in_memory in (True, False):
+        vectors.in_memory = in_memory
+        found.append((store.semantic.knn(blob, slots, k), vectors.candidates(blob, slots, k)))
+    vectors.in_memory = True
+    return found
+
+
+def hamming(store, blob, seqs):
+    """The sorted Hamming distances of these facts' signatures to the question's."""
+    import numpy as np
+
+    signatures = scan.load(store.conn, "memory_vec", simhash.VERSION, simhash.BITS, 16)
+    row = {seq: i for i, seq in enumerate(signatures.seqs.tolist())}
+    [signature] = simhash.signatures([blob], len(blob) // 4)
+    query = np.frombuffer(signature, dtype=np.uint64)
+    return sorted(int(np.bitwise_count(signatures.words[row[s]] ^ query).sum()) for s in seqs)
+
+
+def test_the_numpy_scan_finds_the_neighbours_vec0_finds(store, monkeypatch):
+    rng = seeded(store)
+    monkeypatch.setattr(simhash, "CANDIDATES", 32)  # 2 per shard: the choice is the scan's
+    for _ in range(12):
+        blob = store.semantic.query_vector(" ".join(rng.choices(WORDS, k=5)))
+        for slots in (["user"], ["user", "agent"], None):
+            (knn, candidates), (vec0_knn, vec0_candidates) = both_ways(store, blob, slots, 10)
+            assert knn == vec0_knn
+            assert len(candidates) == len(vec0_candidates)
+            # ties apart (vec0 breaks equal distances its own way), the same candidates
+            assert hamming(store, blob, candidates) == hamming(store, blob, vec0_candidates)
+
+
+def test_without_shadow_tables_it_reads_the_virtual_table(store, monkeypatch):
+    rng = seeded(store, facts=60)
+    blob = store.semantic.query_vector(" ".join(rng.choices(WORDS, k=5)))
+    expected = store.semantic.knn(blob, None, 10)
+    monkeypatch.setattr(scan, "SHADOW_SQL", "SELECT * FROM {table}_no_such_layout")
+    store.semantic.index._signatures = None
+    assert store.semantic.knn(blob, None, 10) == expected
+
+
+def test_the_byte_table_counts_as_numpy_2_does(monkeypatch):
+    import numpy as np
+
+    words = np.random.default_rng(3).integers(0, 2**63, size=(50, 16), dtype=np.uint64)
+    expected = scan._popcount(words)
+    monkeypatch.delattr(np, "bitwise_count", raising=False)
+    assert scan._popcount(words).tolist() == expected.tolist()
+
+
+def key_of(store, blob, slots=None):
+    [(seq, _distance)] = store.semantic.knn(blob, slots, 1)
+    return store.conn.execute("SELECT key FROM memory_facts WHERE seq = ?", (seq,)).fetchone()[0]
+
+
+def test_this_connections_writes_are_seen_by_its_next_search(store):
+    seeded(store, facts=40)
+    blob = store.semantic.query_vector("zebra zebra quartz")
+    assert key_of(store, blob) != "new"  # the signatures are in memory now
+    store.upsert("user", "new", "zebra zebra quartz")
+    assert key_of(store, blob) == "new"
+    store.delete("user", "new")
+    assert key_of(store, blob) != "new"
+    with store.transaction():  # a search inside a write transaction sees its writes
+        store.upsert("agent", "inside", "zebra zebra quartz")
+        assert key_of(store, blob) == "inside"
+    assert key_of(store, blob) == "inside"
+
+
+def test_a_rolled_back_write_leaves_no_signature_behind(store):
+    seeded(store, facts=40)
+    blob = store.semantic.query_vector("zebra zebra quartz")
+    key_of(store, blob)
+    with pytest.raises(RuntimeError), store.transaction():
+        store.upsert("agent", "undone", "zebra zebra quartz")
+        [seq] = store.conn.execute("SELECT seq FROM memory_facts WHERE key = 'undone'").fetchone()
+        assert seq in store.semantic.index.candidates(blob, None, 1)
+        raise RuntimeError("roll back")
+    assert seq not in store.semantic.index.candidates(blob, None, 1)
+
+
+def test_another_connections_writes_are_seen_by_the_next_search(store, db_path):
+    seeded(store, facts=40)
+    blob = store.semantic.query_vector("zebra zebra quartz")
+    assert key_of(store, blob) != "theirs"
+    with Store(db_path) as other:
+        other.upsert("project", "theirs", "zebra zebra quartz")
+        assert key_of(store, blob) == "theirs"
+        assert key_of(store, blob, ["project"]) == "theirs"
+        other.delete("project", "theirs")
+        assert key_of(store, blob) != "theirs"
+
+
+def test_another_process_writes_are_seen_by_the_next_search(store, db_path, monkeypatch):
+    seeded(store, facts=40)
+    monkeypatch.setattr(simhash, "CANDIDATES", 16)  # one per shard: not every fact re-ranked
+    blob = store.semantic.query_vector("zebra zebra quartz")
+    assert key_of(store, blob) != "elsewhere"
+    # another process gives the farthest fact the question's own vector: its signature changes
+    code = (
+        "import sys; from slotmem import Store\n"
+        "s = Store(sys.argv[1]); s.semantic.vec_error()\n"
+        "with s.transaction():\n"
+        "    slot = s.conn.execute('SELECT slot FROM memory_facts WHERE seq = ?', (int(sys.argv[2]),)).fetchone()[0]\n"
+        "    s.conn.execute(\"UPDATE memory_facts SET key = 'elsewhere' WHERE seq = ?\", (int(sys.argv[2]),))\n"
+        "    s.semantic.write_rows([(int(sys.argv[2]), slot, 0, bytes.fromhex(sys.argv[3]))], 'fake-64', 64)\n"
+        "s.close()\n"
+    )
+    top = store.semantic.knn(blob, None, 1)[0][0]
+    far = [seq for seq, _ in store.semantic.knn(blob, None, 40)][-1]
+    assert far != top
+    subprocess.run(
+        [sys.executable, "-c", code, str(db_path), str(far), blob.hex()], check=True, timeout=120
+    )
+    assert far in store.semantic.index.candidates(blob, None, 1)
+    assert key_of(store, blob) == "elsewhere"
+
+
+def test_a_few_searches_scan_vec0_before_the_signatures_are_read(store, monkeypatch):
+    """Reading the copy costs about ten vec0 scans: a process that searches once, or a few
+    times between writes, scans vec0 (docs/semantic.md: 8 searches)."""
+    monkeypatch.setattr(index, "READ_AFTER", READ_AFTER)
+    assert READ_AFTER == 8
+    seeded(store, facts=40)
+    blob = store.semantic.query_vector("zebra zebra quartz")
+    vectors = store.semantic.index
+    expected = store.semantic.knn(blob, None, 5)  # the first search: vec0's
+    for _ in range(READ_AFTER - 1):
+        assert store.semantic.knn(blob, None, 5) == expected and vectors._signatures is None
+    assert store.semantic.knn(blob, None, 5) == expected and vectors._signatures is not None
+    copy = vectors._signatures
+    store.upsert("user", "new", "zebra zebra quartz")  # stale: vec0 again, READ_AFTER times
+    for _ in range(READ_AFTER):
+        assert key_of(store, blob) == "new" and vectors._signatures is copy
+    assert key_of(store, blob) == "new" and vectors._signatures is not copy
+
+
+def test_a_closed_store_lets_its_signatures_go_and_reads_them_again(store):
+    seeded(store, facts=40)
+    blob = store.semantic.query_vector("zebra zebra quartz")
+    expected = store.semantic.knn(blob, None, 5)
+    assert store.semantic.index._signatures is not None
+    store.close()
+    assert store.semantic.index._signatures is None
+    assert store.semantic.knn(blob, None, 5) == expected  # a closed store reopens
+    assert store.semantic.index._signatures is not None
