@@ -1,6 +1,7 @@
 """PostgresStore: the Store's public methods for a memory on PostgreSQL (the supported subset),
 one class per concern as the Store is composed: core.py (opening, connections, the lock, the
-refusals), writes.py, reads.py, upkeep.py.
+refusals), writes.py, reads.py, upkeep.py, policies.py (slot policies), cursors.py (the
+flusher's cursors, undo_flush), links.py (links between facts, ``about``).
 
 The decisions are the Store's, imported: validation and key forms (slotmem.validation), expiry
 (validation.expiry), protection (the same ProtectedFact), unchanged detection (value,
@@ -17,6 +18,9 @@ yet", or, for what only a file has (WAL checkpoints, file backups), "file-only".
 from __future__ import annotations
 
 from .core import FILE_ONLY, NOT_YET, Core, NoVectors, now_ms
+from .cursors import Cursors
+from .links import Links
+from .policies import Policies
 from .reads import Reads
 from .upkeep import Upkeep
 from .writes import Writes
@@ -24,6 +28,6 @@ from .writes import Writes
 __all__ = ["FILE_ONLY", "NOT_YET", "NoVectors", "PostgresStore", "now_ms"]
 
 
-class PostgresStore(Upkeep, Reads, Writes, Core):
+class PostgresStore(Links, Cursors, Upkeep, Policies, Reads, Writes, Core):
     """Facts in slots, in one schema of a PostgreSQL database. Safe to share between threads,
     processes and hosts."""
