@@ -1,7 +1,9 @@
 import pytest
 
 from slotmem import InvalidInput
-from tests.conftest import fts_integrity_error
+from tests.conftest import BOTH_BACKENDS, fts_integrity_error
+
+pytestmark = BOTH_BACKENDS  # every test here runs on a file and on PostgreSQL
 
 
 def fill(store, clock, n, slot="project"):
