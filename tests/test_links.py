@@ -96,6 +96,23 @@ def test_deleting_or_expiring_a_fact_removes_its_links_and_keeps_their_history(s
     assert store.links("place", "porto") == []
 
 
+@BOTH_BACKENDS
+def test_a_prune_that_removes_both_facts_of_a_link_names_both_in_its_history(store, clock):
+    store.upsert("scratch", "first", "one", ttl="1h")
+    store.upsert("scratch", "second", "two", ttl="1h")
+    store.link("scratch", "first", "then", "scratch", "second")
+    clock.advance(days=1)
+    store.prune()  # both expired: removed together
+    [gone] = store.link_history()
+    assert (gone.from_key, gone.rel, gone.to_key, gone.reason) == (
+        "first",
+        "then",
+        "second",
+        "deleted",
+    )
+    assert link_rows(store) == []
+
+
 @pytest.mark.parametrize("bad", ["Lives_In", "", "-x", "has space", "x" * 65, "é", "a/b", 7, None])
 @BOTH_BACKENDS
 def test_a_bad_rel_is_refused_in_one_line_and_changes_nothing(store, bad):
