@@ -76,6 +76,11 @@ def test_the_cli_sets_policies_prunes_and_links_on_a_server(pg_url):
     assert pruned.exit_code == 0, pruned.output
     linked = run(cli, ["link", "notes/c", "about", "place/porto", "-d", pg_url])
     assert linked.exit_code == 0, linked.output
+    listed = run(cli, ["links", "place/porto", "-d", pg_url])
+    assert listed.exit_code == 0 and "about" in listed.output and "notes/c" in listed.output
+    about = run(cli, ["about", "Porto", "--json", "-d", pg_url])
+    assert about.exit_code == 0, about.output
+    assert "notes" in about.output and "about" in about.output
     with Store(pg_url) as store:
         assert store.slots() == {"notes": 1, "place": 1} and store.policy("notes").cap == 1
         assert [link.rel for link in store.links("place", "porto")] == ["about"]
