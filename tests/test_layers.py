@@ -20,8 +20,9 @@ ALLOWED = {
     # the store package (the facade, one module per concern) composes the layers below it;
     # ingest: the deprecated alias Store.flush
     "store": BASE | {"store", "storage", "search", "vectors", "ingest", "pg"},
-    # the same memory on PostgreSQL: the Store's decisions (search, transfer) over its own SQL
-    "pg": BASE | {"pg", "storage", "search"},
+    # the same memory on PostgreSQL: the Store's decisions (search, transfer) over its own SQL;
+    # ingest: the deprecated alias Store.flush, as the store has it (imported when called)
+    "pg": BASE | {"pg", "storage", "search", "ingest"},
     "ingest": BASE | {"ingest", "store"},
     # vectors: the llm model hook; ingest: the flush tool (the flusher, run for an agent)
     "agents": BASE | {"agents", "storage", "store", "vectors", "ingest"},

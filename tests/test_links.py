@@ -502,6 +502,7 @@ def test_reading_links_seeks_the_indexes_both_ways(store):
     assert not any(p.startswith("SCAN l") for p in outgoing + incoming)
 
 
+@BOTH_BACKENDS
 def test_a_dedupe_merge_moves_the_merged_facts_links_to_the_kept_one(store, clock):
     """Links belong to what a fact says: merging two facts that say the same thing keeps them."""
     store.upsert("user", "coffee_pref", "Drinks a flat white every morning at the Corner Cafe!")

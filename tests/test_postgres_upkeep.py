@@ -227,3 +227,20 @@ def test_a_memory_of_the_first_phase_gets_the_built_in_policies(pg_store, pg_url
         assert again.migrated == ["0004_policies", "0005_flush_cursors", "0006_links"]
         assert [p.slot for p in again.policies()] == ["agent", "project", "user"]
         assert again.delete("user", "a")  # the trigger is there again
+
+
+def test_the_cli_dedupes_a_server(pg_url):
+    run = CliRunner().invoke
+    with Store(pg_url, create=True) as store:
+        store.upsert("user", "coffee_pref", "Drinks a flat white every morning at the Corner Cafe.")
+        store.upsert("user", "friend", "Marta lives in Porto.")
+        store.upsert(
+            "user", "drink.morning", "Every morning drinks a flat white at the Corner Cafe."
+        )
+    dry = run(cli, ["dedupe", "--dry-run", "-d", pg_url])
+    assert dry.exit_code == 0 and "coffee_pref" in dry.output, dry.output
+    done = run(cli, ["dedupe", "-d", pg_url])
+    assert done.exit_code == 0, done.output
+    with Store(pg_url) as store:
+        assert sorted(store.slots().items()) == [("user", 2)]
+        assert store.get("user", "friend") is not None

@@ -18,7 +18,7 @@ from .target import parse
 log = logging.getLogger(__name__)
 
 NOT_YET = {  # the Store's public methods PostgreSQL does not have yet (docs/scaling.md)
-    "dedupe", "duplicates", "episode_facts", "fact_episodes", "get_episode", "get_retrieval",
+    "episode_facts", "fact_episodes", "get_episode", "get_retrieval",
     "link_facts", "list_episodes", "prune_retrievals", "record_episode", "record_retrieval",
     "retrievals", "search_episodes",
 }  # fmt: skip

@@ -1,7 +1,8 @@
 """PostgresStore: the Store's public methods for a memory on PostgreSQL (the supported subset),
 one class per concern as the Store is composed: core.py (opening, connections, the lock, the
 refusals), writes.py, reads.py, upkeep.py, policies.py (slot policies), cursors.py (the
-flusher's cursors, undo_flush), links.py (links between facts, ``about``).
+flusher's cursors, undo_flush), links.py (links between facts, ``about``),
+dedupe.py (near-duplicates, by words).
 
 The decisions are the Store's, imported: validation and key forms (slotmem.validation), expiry
 (validation.expiry), protection (the same ProtectedFact), unchanged detection (value,
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from .core import FILE_ONLY, NOT_YET, Core, NoVectors, now_ms
 from .cursors import Cursors
+from .dedupe import Dedupe
 from .links import Links
 from .policies import Policies
 from .reads import Reads
@@ -28,6 +30,6 @@ from .writes import Writes
 __all__ = ["FILE_ONLY", "NOT_YET", "NoVectors", "PostgresStore", "now_ms"]
 
 
-class PostgresStore(Links, Cursors, Upkeep, Policies, Reads, Writes, Core):
+class PostgresStore(Dedupe, Links, Cursors, Upkeep, Policies, Reads, Writes, Core):
     """Facts in slots, in one schema of a PostgreSQL database. Safe to share between threads,
     processes and hosts."""
