@@ -185,8 +185,9 @@ class Upkeep(Policies, Writes):
     @server.translated
     def export(self, slot: str | None = None) -> list[dict]:
         """The records of an export, in the file's JSONL format (slotmem.storage.transfer):
-        facts and their tags, history and feedback (policies, episodes and links are not on
-        PostgreSQL yet)."""
+        facts and their tags, history, feedback, slot policies (the default one too), the
+        flusher's cursors (of the whole memory) and links (episodes are not on PostgreSQL
+        yet)."""
         from . import transfer
 
         slot = None if slot is None else validation.slot(slot)
