@@ -13,6 +13,7 @@ from slotmem import Store
 from slotmem.cli import cli
 from slotmem.errors import InvalidInput, ReadOnlyDatabase, StoreBusy
 from slotmem.ingest import cursor
+from tests.conftest import BOTH_BACKENDS
 
 pytest_plugins = ["llm_mock"]  # fixtures: mock_models
 
@@ -222,7 +223,10 @@ def test_a_memory_of_the_first_phase_gets_the_built_in_policies(pg_store, pg_url
         pg_store.conn.execute(f"DROP TABLE {table}")
     pg_store.conn.execute("DROP TABLE memory_fact_links")
     pg_store.conn.execute("DROP FUNCTION memory_facts_links_bd() CASCADE")
-    pg_store.conn.execute("DELETE FROM memory_migrations WHERE name >= '0004'")
+    pg_store.conn.execute(
+        "DELETE FROM memory_migrations WHERE name IN "
+        "('0004_policies', '0005_flush_cursors', '0006_links')"
+    )
     with Store(pg_url) as again:
         assert again.migrated == ["0004_policies", "0005_flush_cursors", "0006_links"]
         assert [p.slot for p in again.policies()] == ["agent", "project", "user"]
@@ -244,3 +248,35 @@ def test_the_cli_dedupes_a_server(pg_url):
     with Store(pg_url) as store:
         assert sorted(store.slots().items()) == [("user", 2)]
         assert store.get("user", "friend") is not None
+
+
+@BOTH_BACKENDS
+def test_bad_retrievals_are_refused_in_one_line_and_log_nothing(store):
+    item = {"id": "a", "slot": "user", "key": "k", "value": "v", "included": True}
+    for items, message in (
+        ([{"id": "a", "slot": "user", "key": "k"}], "item 0: needs id, slot, key, value and"),
+        ([{**item, "relevance": 2}], "item 0: relevance must be a number from 0 to 1"),
+        ([item, {**item, "slot": "Not A Slot"}], "item 1: invalid slot"),
+        (["a"], "item 0: must be a mapping"),
+    ):
+        with pytest.raises(InvalidInput, match=message) as caught:
+            store.record_retrieval("q", items)
+        assert "\n" not in str(caught.value)
+    for call, message in (
+        (lambda: store.record_retrieval(" ", []), "query must not be empty"),
+        (lambda: store.record_retrieval("q", [], tokens=-1), "tokens"),
+        (lambda: store.prune_retrievals("soon"), "before 'soon' is neither"),
+        (lambda: store.get_retrieval(0), "retrieval id must be a positive integer"),
+        (lambda: store.retrievals(limit=-1), "limit"),
+    ):
+        with pytest.raises(InvalidInput, match=message):
+            call()
+    assert store.retrievals() == []
+    logged = store.record_retrieval("q", [item, {**item, "id": "b", "included": False,
+                                               "reason": "over budget"}], run="r1")  # fmt: skip
+    assert [(i.position, i.fact_id, i.kind, i.included) for i in logged.items] == [
+        (1, "a", "fact", True),
+        (2, "b", "fact", False),
+    ]
+    assert store.retrievals(fact_id="a") == [logged] and store.retrievals(fact_id="b") == []
+    assert store.retrievals(run="r2") == [] and store.get_retrieval(logged.id) == logged

@@ -18,9 +18,8 @@ from .target import parse
 log = logging.getLogger(__name__)
 
 NOT_YET = {  # the Store's public methods PostgreSQL does not have yet (docs/scaling.md)
-    "episode_facts", "fact_episodes", "get_episode", "get_retrieval",
-    "link_facts", "list_episodes", "prune_retrievals", "record_episode", "record_retrieval",
-    "retrievals", "search_episodes",
+    "episode_facts", "fact_episodes", "get_episode", "link_facts", "list_episodes",
+    "record_episode", "search_episodes",
 }  # fmt: skip
 FILE_ONLY = {"backup", "checkpoint"}  # WAL checkpoints and file copies: the file's own
 

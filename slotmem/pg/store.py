@@ -2,7 +2,7 @@
 one class per concern as the Store is composed: core.py (opening, connections, the lock, the
 refusals), writes.py, reads.py, upkeep.py, policies.py (slot policies), cursors.py (the
 flusher's cursors, undo_flush), links.py (links between facts, ``about``),
-dedupe.py (near-duplicates, by words).
+dedupe.py (near-duplicates, by words), retrievals.py (the retrieval log).
 
 The decisions are the Store's, imported: validation and key forms (slotmem.validation), expiry
 (validation.expiry), protection (the same ProtectedFact), unchanged detection (value,
@@ -24,12 +24,13 @@ from .dedupe import Dedupe
 from .links import Links
 from .policies import Policies
 from .reads import Reads
+from .retrievals import Retrievals
 from .upkeep import Upkeep
 from .writes import Writes
 
 __all__ = ["FILE_ONLY", "NOT_YET", "NoVectors", "PostgresStore", "now_ms"]
 
 
-class PostgresStore(Dedupe, Links, Cursors, Upkeep, Policies, Reads, Writes, Core):
+class PostgresStore(Dedupe, Links, Cursors, Retrievals, Upkeep, Policies, Reads, Writes, Core):
     """Facts in slots, in one schema of a PostgreSQL database. Safe to share between threads,
     processes and hosts."""
