@@ -37,13 +37,25 @@ def db_path(tmp_path):
 
 
 @pytest.fixture
-def store(db_path, clock):
-    with Store(db_path, create=True, clock=clock) as mem:
+def store(request, db_path, clock):
+    """A new memory: a file, or (``@BOTH_BACKENDS``, parametrizing ``store`` indirectly with
+    "postgresql") a memory on the session's PostgreSQL server."""
+    target = db_path
+    if getattr(request, "param", "file") == "postgresql":
+        target = request.getfixturevalue("pg_url")
+    with Store(target, create=True, clock=clock) as mem:
         yield mem
 
 
+# a test that takes ``store`` runs on a file and on PostgreSQL
+BOTH_BACKENDS = pytest.mark.parametrize("store", ["file", "postgresql"], indirect=True)
+
+
 def fts_integrity_error(store):
-    """None when the FTS index matches memory_facts, else the error FTS5 reports."""
+    """None when the FTS index matches memory_facts, else the error FTS5 reports (a memory on
+    PostgreSQL has no FTS index: None)."""
+    if getattr(store, "target", None) is not None:  # a PostgresStore
+        return None
     try:
         store.conn.execute(
             "INSERT INTO memory_facts_fts (memory_facts_fts, rank) VALUES ('integrity-check', 1)"

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from slotmem import InvalidInput
 from slotmem.cli import cli
 from slotmem.search.duplicates import THRESHOLDS
-from tests.conftest import fts_integrity_error
+from tests.conftest import BOTH_BACKENDS, fts_integrity_error
 from tests.test_semantic import Plugin
 
 FACTS = [
@@ -34,6 +34,7 @@ def pairs(store, **options):
     return [(p.slot, p.keep.key, p.drop.key) for p in store.duplicates(**options)]
 
 
+@BOTH_BACKENDS
 def test_lexical_pairs(mem):
     assert pairs(mem, semantic=False) == [("user", "drink.morning", "coffee_pref")]
     assert pairs(mem, slot="project", semantic=False) == []
@@ -46,6 +47,7 @@ def test_lexical_pairs(mem):
         mem.duplicates(threshold=1.5)
 
 
+@BOTH_BACKENDS
 def test_merge_keeps_the_newer_value_both_access_counts_and_the_other_history(mem, clock):
     mem.upsert("user", "coffee_pref", "Drinks a flat white every morning at the Corner Cafe!")
     mem.query_facts("Corner Cafe flat white")
@@ -113,6 +115,29 @@ def test_two_people_in_one_city_are_not_a_pair_a_clipped_rewording_is(store, clo
         llm.pm.unregister(name="fake-embeddings-dedupe")
 
 
+@BOTH_BACKENDS
+def test_a_protected_fact_is_never_merged_into_an_agents_copy(mem, clock, monkeypatch):
+    """Chosen as the one to keep or protected after the pairs were chosen (dedupe reads the
+    pair again inside its transaction), the person's fact stays and the agent's copy goes."""
+    mem.protect("user", "coffee_pref")  # the person's; the agent's copy is newer
+    [pair] = mem.duplicates("user", semantic=False)
+    assert (pair.keep.key, pair.drop.key) == ("coffee_pref", "drink.morning")
+    mem.unprotect("user", "coffee_pref")
+    [chosen] = mem.duplicates("user", semantic=False)  # unprotected: the newer copy is kept
+    assert chosen.keep.key == "drink.morning"
+
+    def then_protected(*args, **kwargs):
+        mem.protect("user", "coffee_pref")  # the person protects it meanwhile
+        return [chosen]
+
+    monkeypatch.setattr(mem, "duplicates", then_protected)
+    assert len(mem.dedupe("user", semantic=False).changes) == 1
+    assert mem.get("user", "drink.morning") is None
+    kept = mem.get("user", "coffee_pref")
+    assert (kept.value, kept.protected) == (FACTS[0][2], True)
+
+
+@BOTH_BACKENDS
 def test_expired_facts_are_not_paired(mem, clock):
     mem.upsert("user", "drink.morning", FACTS[5][2], ttl=60)
     clock.advance(ms=60_000)

@@ -15,7 +15,7 @@ from slotmem.agents.context import build, build_context
 from slotmem.agents.episodes import EPISODE_TITLE, describe
 from slotmem.aio import AsyncStore
 from slotmem.search.terms import STOPWORDS
-from tests.conftest import DAY_MS
+from tests.conftest import BOTH_BACKENDS, DAY_MS
 from tests.test_migrations import make_old_file
 
 pytest_plugins = ["llm_mock"]  # fixtures: mock_models
@@ -353,6 +353,7 @@ def test_undo_flush_reverts_the_facts_an_episode_wrote(store):
     assert store.get("project", "rag.vs.static").value == "Static context is enough."
 
 
+@BOTH_BACKENDS
 def test_the_retrieval_log_keeps_cut_items_and_forgets_old_builds(store, clock):
     store.upsert("project", "deploy", "We deploy on Fridays.")
     store.upsert("project", "deploy.window", "Deploy between 10:00 and 12:00 " + "please " * 50)
@@ -368,7 +369,7 @@ def test_the_retrieval_log_keeps_cut_items_and_forgets_old_builds(store, clock):
     build(store, "when do we deploy?", ["project"], record=True, run="later")
     assert store.prune_retrievals("30d") == 1
     assert [r.run for r in store.retrievals()] == ["later"]
-    left = store.conn.execute("SELECT count(*) FROM memory_retrieval_items").fetchone()[0]
+    left = store.conn.execute("SELECT count(*) AS n FROM memory_retrieval_items").fetchone()["n"]
     assert left == len(store.retrievals()[0].items)
     assert build(store, "anything", ["project"]).text == ""  # not recorded unless asked
     assert len(store.retrievals()) == 1

@@ -10,7 +10,7 @@ from slotmem import InvalidInput, Store
 from slotmem.agents.context import build_context
 from slotmem.cli import cli
 from slotmem.storage.retention import DEFAULT_POLICY
-from tests.conftest import DAY_MS, fts_integrity_error
+from tests.conftest import BOTH_BACKENDS, DAY_MS, fts_integrity_error
 
 HOUR_MS = 3_600_000
 
@@ -132,6 +132,7 @@ def test_upsert_many_takes_ttl_and_expires_at(store, clock):
     assert [f.key for f in store.list_facts(order="key")] == ["a", "c"]
 
 
+@BOTH_BACKENDS
 def test_default_policy_prunes_slots_without_one(store, clock):
     assert store.default_policy() == DEFAULT_POLICY
     store.set_default_policy(cap=2, min_age_days=1)

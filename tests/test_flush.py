@@ -12,6 +12,7 @@ from slotmem.ingest.prompt import JSON_INSTRUCTIONS, PROMPT_VERSION
 from slotmem.ingest.reply import parse_reply
 from slotmem.ingest.transcripts import parse
 from slotmem.safety import injection_reason
+from tests.conftest import BOTH_BACKENDS
 
 CHAT = json.dumps(
     [
@@ -58,6 +59,7 @@ def test_plain_model_is_asked_for_json(store, mock_models):
     assert JSON_INSTRUCTIONS.strip() in prompt.system
 
 
+@BOTH_BACKENDS
 def test_store_flush_is_a_deprecated_alias(store, mock_models):
     mock_models.plain.enqueue(reply(fact("drink", "Prefers tea.")))
     with pytest.warns(DeprecationWarning, match=r"slotmem\.ingest\.flush"):

@@ -17,6 +17,7 @@ from slotmem.ingest.flusher import flush
 from slotmem.ingest.messages import from_messages, to_transcript
 from slotmem.ingest.transcripts import TranscriptError, Turn, parse
 from slotmem.storage import db, migrate
+from tests.conftest import BOTH_BACKENDS
 
 pytest_plugins = ["llm_mock"]
 
@@ -148,6 +149,7 @@ def test_plain_text_is_one_turn_per_paragraph():
 # -- the cursor ------------------------------------------------------------------------------
 
 
+@BOTH_BACKENDS
 def test_store_cursor_api(store, clock):
     assert store.flush_cursor("chat") is None and store.reset_flush_cursor("chat") is False
     h = cursor.prefix_hash(messages(3))
@@ -171,6 +173,7 @@ def test_store_cursor_api(store, clock):
         (("s", 1, "A" * 64), "SHA-256"),
     ],
 )
+@BOTH_BACKENDS
 def test_bad_cursors_are_refused(store, args, message):
     with pytest.raises(InvalidInput, match=message):
         store.advance_flush_cursor(*args)
@@ -184,6 +187,7 @@ def test_prefix_hash_reads_every_shape_alike():
     assert as_dicts != cursor.prefix_hash(messages(3)) != cursor.prefix_hash([])
 
 
+@BOTH_BACKENDS
 def test_a_growing_conversation_sends_only_what_is_new(store, mock_models):
     mock_models.plain.enqueue(reply(fact("a", "Said first.")), reply(fact("b", "Said later.")))
     first = flush(store, messages(10), "mock", source="chat-1")
@@ -233,6 +237,7 @@ def test_from_start_reads_it_all(store, mock_models):
     assert store.flush_cursor("chat").messages == 6
 
 
+@BOTH_BACKENDS
 def test_dry_runs_and_failures_leave_the_cursor(store, mock_models):
     mock_models.plain.enqueue(reply(fact("a", "A.")), ModelError("boom"), "no JSON", reply())
     flush(store, messages(4), "mock", source="chat", dry_run=True)
@@ -245,6 +250,7 @@ def test_dry_runs_and_failures_leave_the_cursor(store, mock_models):
     assert store.flush_cursor("chat").messages == 4
 
 
+@BOTH_BACKENDS
 def test_the_cursor_moves_with_the_facts_or_not_at_all(store, mock_models, monkeypatch):
     mock_models.plain.enqueue(reply(fact("a", "A.")))
 

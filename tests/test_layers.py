@@ -21,8 +21,8 @@ ALLOWED = {
     # ingest: the deprecated alias Store.flush
     "store": BASE | {"store", "storage", "search", "vectors", "ingest", "pg"},
     # the same memory on PostgreSQL: the Store's decisions (search, transfer, the semantic leg)
-    # over its own SQL
-    "pg": BASE | {"pg", "storage", "search", "vectors"},
+    # over its own SQL; ingest: the deprecated alias Store.flush, as the store has it
+    "pg": BASE | {"pg", "storage", "search", "vectors", "ingest"},
     "ingest": BASE | {"ingest", "store"},
     # vectors: the llm model hook; ingest: the flush tool (the flusher, run for an agent)
     "agents": BASE | {"agents", "storage", "store", "vectors", "ingest"},

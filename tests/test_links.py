@@ -8,10 +8,14 @@ import pytest
 
 from slotmem import Store
 from slotmem.errors import InvalidInput, ProtectedFact
+from tests.conftest import BOTH_BACKENDS
 
 
 def link_rows(store):
-    return store.conn.execute("SELECT * FROM memory_fact_links ORDER BY 1, 2, 3").fetchall()
+    rows = store.conn.execute(
+        "SELECT from_seq, rel, to_seq, created_at, source FROM memory_fact_links ORDER BY 1, 2, 3"
+    ).fetchall()
+    return [tuple(row.values()) if isinstance(row, dict) else tuple(row) for row in rows]
 
 
 def people(store):
@@ -20,6 +24,7 @@ def people(store):
     store.upsert("org", "acme", "ACME makes anvils")
 
 
+@BOTH_BACKENDS
 def test_link_reads_in_both_directions(store):
     people(store)
     made = store.link("person", "marta", "lives_in", "place", "porto", source="cli")
@@ -47,6 +52,7 @@ def test_link_reads_in_both_directions(store):
     }
 
 
+@BOTH_BACKENDS
 def test_an_update_keeps_links_and_unlink_writes_history(store, clock):
     people(store)
     store.link("person", "marta", "lives_in", "place", "porto")
@@ -68,6 +74,7 @@ def test_an_update_keeps_links_and_unlink_writes_history(store, clock):
     assert gone.removed_at == clock()
 
 
+@BOTH_BACKENDS
 def test_deleting_or_expiring_a_fact_removes_its_links_and_keeps_their_history(store, clock):
     people(store)
     store.upsert("note", "brief", "Marta visits Porto", ttl="1h")
@@ -89,7 +96,25 @@ def test_deleting_or_expiring_a_fact_removes_its_links_and_keeps_their_history(s
     assert store.links("place", "porto") == []
 
 
+@BOTH_BACKENDS
+def test_a_prune_that_removes_both_facts_of_a_link_names_both_in_its_history(store, clock):
+    store.upsert("scratch", "first", "one", ttl="1h")
+    store.upsert("scratch", "second", "two", ttl="1h")
+    store.link("scratch", "first", "then", "scratch", "second")
+    clock.advance(days=1)
+    store.prune()  # both expired: removed together
+    [gone] = store.link_history()
+    assert (gone.from_key, gone.rel, gone.to_key, gone.reason) == (
+        "first",
+        "then",
+        "second",
+        "deleted",
+    )
+    assert link_rows(store) == []
+
+
 @pytest.mark.parametrize("bad", ["Lives_In", "", "-x", "has space", "x" * 65, "é", "a/b", 7, None])
+@BOTH_BACKENDS
 def test_a_bad_rel_is_refused_in_one_line_and_changes_nothing(store, bad):
     people(store)
     store.link("person", "marta", "lives_in", "place", "porto")
@@ -104,6 +129,7 @@ def test_a_bad_rel_is_refused_in_one_line_and_changes_nothing(store, bad):
     assert link_rows(store) == before and store.link_history() == []
 
 
+@BOTH_BACKENDS
 def test_a_bad_source_is_refused_and_changes_nothing(store):
     people(store)
     store.link("person", "marta", "lives_in", "place", "porto")
@@ -116,6 +142,7 @@ def test_a_bad_source_is_refused_and_changes_nothing(store):
     assert len(link_rows(store)) == 1 and store.link_history() == []
 
 
+@BOTH_BACKENDS
 def test_a_link_needs_two_live_facts(store, clock):
     people(store)
     store.upsert("note", "brief", "Short", ttl="1h")
@@ -132,6 +159,7 @@ def test_a_link_needs_two_live_facts(store, clock):
     assert link_rows(store) == []
 
 
+@BOTH_BACKENDS
 def test_an_agent_cannot_link_from_or_unlink_a_protected_fact(store):
     people(store)
     store.upsert("user", "name", "Marta", protect=True)
@@ -148,6 +176,7 @@ def test_an_agent_cannot_link_from_or_unlink_a_protected_fact(store):
     assert sorted(r[1] for r in link_rows(store)) == ["employs", "is"]
 
 
+@BOTH_BACKENDS
 def test_about_finds_the_facts_that_name_it_and_their_links_one_hop(store):
     people(store)
     store.upsert("place", "lisbon", "Lisbon, the capital")
@@ -167,6 +196,7 @@ def test_about_finds_the_facts_that_name_it_and_their_links_one_hop(store):
         store.about("")
 
 
+@BOTH_BACKENDS
 def test_export_and_import_carry_links(store, tmp_path, clock):
     people(store)
     store.link("person", "marta", "lives_in", "place", "porto", source="cli")
@@ -196,6 +226,7 @@ def test_export_and_import_carry_links(store, tmp_path, clock):
     assert [r for r in store.export(slot="person") if r.get("type") == "link"] == []
 
 
+@BOTH_BACKENDS
 def test_an_export_without_links_imports_and_a_bad_link_record_is_refused(store):
     fact = {"type": "fact", "slot": "person", "key": "marta", "value": "Marta"}
     store.import_records([json.dumps(fact)], partial=True)
@@ -471,6 +502,7 @@ def test_reading_links_seeks_the_indexes_both_ways(store):
     assert not any(p.startswith("SCAN l") for p in outgoing + incoming)
 
 
+@BOTH_BACKENDS
 def test_a_dedupe_merge_moves_the_merged_facts_links_to_the_kept_one(store, clock):
     """Links belong to what a fact says: merging two facts that say the same thing keeps them."""
     store.upsert("user", "coffee_pref", "Drinks a flat white every morning at the Corner Cafe!")

@@ -34,7 +34,10 @@ def test_a_url_opens_a_postgres_store_and_a_path_a_file(pg_url, tmp_path):
     with Store(pg_url, create=True) as server, Store(tmp_path / "a.db", create=True) as file:
         assert isinstance(server, PostgresStore)
         assert isinstance(file, FileStore)
-        assert server.migrated == ["0001_initial", "0002_tags", "0003_vectors_and_cjk"]
+        from slotmem.pg import server as pg_server
+
+        assert server.migrated == [name for name, _ in pg_server.migrations()]
+        assert server.migrated[:3] == ["0001_initial", "0002_tags", "0003_vectors_and_cjk"]
     with Store(pg_url) as again:  # migrated once: a second open applies nothing
         assert again.migrated == []
 
@@ -227,12 +230,12 @@ def test_a_missing_memory_is_not_created_by_a_read(pg_url):
 
 
 def test_unsupported_operations_say_so_in_one_line(pg_store):
-    with pytest.raises(SlotmemError, match=r"^dedupe is not available on PostgreSQL yet"):
-        pg_store.dedupe()
+    with pytest.raises(SlotmemError, match=r"^list_episodes is not available on PostgreSQL yet"):
+        pg_store.list_episodes()
     with pytest.raises(SlotmemError, match=r"^backup is file-only \(Litestream/WAL"):
         pg_store.backup("/tmp/x.db")
-    with pytest.raises(SlotmemError, match="^set_policy is not available on PostgreSQL yet"):
-        pg_store.set_policy("user", cap=5)
+    with pytest.raises(SlotmemError, match="^record_episode is not available on PostgreSQL yet"):
+        pg_store.record_episode("we talked")
     with pytest.raises(AttributeError):
         pg_store.no_such_method  # noqa: B018
 
@@ -267,9 +270,9 @@ def test_import_of_what_postgres_cannot_hold_yet_writes_nothing(pg_store, tmp_pa
     with Store(tmp_path / "m.db", create=True) as file:
         file.upsert("a", "b", "c")
         file.upsert("a", "d", "e")
-        file.link("a", "b", "near", "a", "d")
+        file.record_episode("we talked about a")
         records = file.export()
-    with pytest.raises(InvalidInput, match="links, which are not available on PostgreSQL yet"):
+    with pytest.raises(InvalidInput, match="episodes, provenance or retrievals, which are not"):
         pg_store.import_records([json.dumps(r) for r in records])
     assert pg_store.get("a", "b") is None
 

@@ -78,7 +78,8 @@ def test_server_export_is_its_own_and_a_file_written_by_hand_is_scanned(pg_store
 
 def test_export_to_writes_a_file_the_file_store_reads(pg_store, tmp_path):
     pg_store.upsert("a", "b", "c")
-    assert pg_store.export_to(tmp_path / "out.jsonl") == 3
+    # header, the fact, the three built-in policies a new memory starts with (as a file's), end
+    assert pg_store.export_to(tmp_path / "out.jsonl") == 6
     with Store(tmp_path / "m.db", create=True) as file:
         file.import_records((tmp_path / "out.jsonl").read_text().splitlines())
         assert file.get("a", "b").value == "c"

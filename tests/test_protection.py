@@ -15,6 +15,7 @@ from slotmem import ProtectedFact, Store
 from slotmem.agents.llm_plugin import Slotmem
 from slotmem.agents.mcp_server import build_server
 from slotmem.cli import cli
+from tests.conftest import BOTH_BACKENDS
 
 pytest_plugins = ["llm_mock"]  # fixtures: mock_models, llm_user_dir, log_chat
 
@@ -308,21 +309,21 @@ def test_an_mcp_memory_file_agents_wrote_keeps_a_protected_fact(owned):
     intact(owned)
 
 
-def test_undo_flush_keeps_a_fact_a_person_protected_after_the_flush_wrote_it(db_path, clock):
+@BOTH_BACKENDS
+def test_undo_flush_keeps_a_fact_a_person_protected_after_the_flush_wrote_it(store, clock):
     agent = "flush:chat.json|model:mock|prompt:1"
-    with Store(db_path, create=True, clock=clock) as store:
-        store.upsert("user", "owner", OWNER, source=agent)  # the agent's flush created it
-        store.upsert("user", "city", "Maja lives in Berlin", protect=True)  # the person's...
-        clock.advance(days=1)
-        store.upsert("user", "city", "Maja lives in Paris", source=agent)  # ...overwritten
-        clock.advance(days=1)
-        store.protect("user", "owner")  # the person vouches for what the flush wrote
-        report = store.undo_flush("chat.json")
-        actions = {change.key: change.action for change in report.changes}
-        assert actions == {"owner": "kept", "city": "reverted"}
-        assert store.get("user", "owner").value == OWNER
-        city = store.get("user", "city")  # reverted to the person's value, still protected
-        assert (city.value, city.protected) == ("Maja lives in Berlin", True)
+    store.upsert("user", "owner", OWNER, source=agent)  # the agent's flush created it
+    store.upsert("user", "city", "Maja lives in Berlin", protect=True)  # the person's...
+    clock.advance(days=1)
+    store.upsert("user", "city", "Maja lives in Paris", source=agent)  # ...overwritten
+    clock.advance(days=1)
+    store.protect("user", "owner")  # the person vouches for what the flush wrote
+    report = store.undo_flush("chat.json")
+    actions = {change.key: change.action for change in report.changes}
+    assert actions == {"owner": "kept", "city": "reverted"}
+    assert store.get("user", "owner").value == OWNER
+    city = store.get("user", "city")  # reverted to the person's value, still protected
+    assert (city.value, city.protected) == ("Maja lives in Berlin", True)
 
 
 @pytest.mark.parametrize("key", ["ᴏᴡɴᴇʀ", "owne\u0301r", "\u0585wner", "owner.", "_Owner_"])

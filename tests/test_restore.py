@@ -9,7 +9,7 @@ from slotmem import InvalidInput, Store
 from slotmem.cli import cli
 from slotmem.ingest.flusher import flush
 from slotmem.ingest.prompt import PROMPT_VERSION
-from tests.conftest import DAY_MS, fts_integrity_error
+from tests.conftest import BOTH_BACKENDS, DAY_MS, fts_integrity_error
 
 pytest_plugins = ["llm_mock"]  # fixtures: mock_models
 
@@ -120,6 +120,7 @@ def fact(key, value, slot="user"):
     return {"slot": slot, "key": key, "value": value, "confidence": 0.9}
 
 
+@BOTH_BACKENDS
 def test_undo_flush_reverts_what_a_flush_wrote(store, clock, mock_models):
     store.upsert("user", "home_city", "Lives in Paris.", source="cli")
     store.upsert("user", "drink", "Prefers coffee.", source="cli")
@@ -159,6 +160,7 @@ def test_undo_flush_reverts_what_a_flush_wrote(store, clock, mock_models):
     assert fts_integrity_error(store) is None
 
 
+@BOTH_BACKENDS
 def test_undo_flush_of_two_flushes_goes_back_before_both(store, clock, mock_models):
     store.upsert("user", "home_city", "Lives in Paris.", source="cli")
     for city in ("Berlin", "Rome"):

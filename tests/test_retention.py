@@ -1,7 +1,9 @@
 import pytest
 
 from slotmem import InvalidInput
-from tests.conftest import fts_integrity_error
+from tests.conftest import BOTH_BACKENDS, fts_integrity_error
+
+pytestmark = BOTH_BACKENDS  # every test here runs on a file and on PostgreSQL
 
 
 def fill(store, clock, n, slot="project"):
@@ -103,3 +105,21 @@ def test_policy_validation(store):
     with pytest.raises(InvalidInput):
         store.prune_slot("Bad Slot")
     assert store.policy("user").cap == 500
+
+
+def test_a_policys_floor_and_description_stay_unless_given(store):
+    from slotmem.search.relevance import DEFAULT_FLOOR
+
+    store.set_policy("project", cap=100, min_relevance=0.4, description="what we build")
+    kept = store.set_policy("project", cap=50)  # not given: the floor and description stay
+    assert (kept.cap, kept.min_relevance, kept.description) == (50, 0.4, "what we build")
+    for bad in ({"min_relevance": 1.5}, {"min_age_days": float("nan")}, {"cap": "many"}):
+        with pytest.raises(InvalidInput):
+            store.set_policy("project", **{"cap": 1, **bad})
+    with pytest.raises(InvalidInput):
+        store.set_default_policy(cap=5, min_access_count=-1)
+    assert store.policy("project") == kept and store.default_policy().cap == 500
+    reset = store.set_policy("project", cap=50, min_relevance="default")
+    assert reset.min_relevance is None and store.min_relevance("project") == DEFAULT_FLOOR
+    assert store.policy("nowhere") is None
+    assert [p.slot for p in store.policies()] == ["agent", "project", "user"]

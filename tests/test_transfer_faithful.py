@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from slotmem import InvalidInput, Store
 from slotmem.cli import cli
+from tests.conftest import BOTH_BACKENDS
 from tests.test_transfer import table_rows
 
 OWNER_VALUES = [
@@ -67,6 +68,7 @@ def test_an_export_edited_after_the_fact_is_no_longer_its_own(store):
 
 # -- policies survive every mode ------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["merge", "replace", "skip-existing"])
+@BOTH_BACKENDS
 def test_a_policy_on_a_built_in_slot_survives_every_mode(store, tmp_path, mode):
     store.upsert("user", "name", "Maja")
     store.set_policy("user", cap=42, min_age_days=2, description="Maja's own", min_relevance=0.3)
@@ -80,6 +82,7 @@ def test_a_policy_on_a_built_in_slot_survives_every_mode(store, tmp_path, mode):
         assert new.default_policy().cap == 99
 
 
+@BOTH_BACKENDS
 def test_skip_existing_keeps_a_policy_a_person_set_here(store, tmp_path):
     store.set_policy("user", cap=42)
     lines = lines_of(store)

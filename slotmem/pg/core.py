@@ -18,13 +18,9 @@ from .vectors import PgVectors
 
 log = logging.getLogger(__name__)
 
-NOT_YET = {  # the Store's public methods this phase leaves out (docs/scaling.md)
-    "about", "advance_flush_cursor", "dedupe", "duplicates",
-    "episode_facts", "fact_episodes", "flush", "flush_cursor", "flush_cursors", "get_episode",
-    "get_retrieval", "link", "link_facts", "link_history", "links", "list_episodes",
-    "prune_retrievals", "prune_slot", "record_episode", "record_retrieval",
-    "reset_flush_cursor", "retrievals", "search_episodes", "set_default_policy",
-    "set_policy", "undo_flush", "unlink",
+NOT_YET = {  # the Store's public methods PostgreSQL does not have yet (docs/scaling.md)
+    "episode_facts", "fact_episodes", "get_episode", "link_facts", "list_episodes",
+    "record_episode", "search_episodes",
 }  # fmt: skip
 FILE_ONLY = {"backup", "checkpoint"}  # WAL checkpoints and file copies: the file's own
 

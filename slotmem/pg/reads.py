@@ -17,7 +17,6 @@ from ..records import (
     Hit,
 )
 from ..search import Query
-from ..storage import retention
 from . import hybrid, server
 from . import search as pg_search
 from . import tags as fact_tags
@@ -252,28 +251,6 @@ class Reads(Core):
             (now, ids),
         ).fetchall()
         return {row["id"] for row in counted}
-
-    # -- policies (read only here: the ones a new memory starts with) -----------------------
-    def policy(self, slot: str):
-        from ..storage.transfer import BUILT_IN
-
-        return BUILT_IN.get(validation.slot(slot))
-
-    def policies(self) -> list:
-        from ..storage.transfer import BUILT_IN
-
-        return sorted(BUILT_IN.values(), key=lambda policy: policy.slot)
-
-    def default_policy(self):
-        return retention.DEFAULT_POLICY
-
-    def min_relevance(self, slot: str | None = None) -> float:
-        from ..search.relevance import DEFAULT_FLOOR
-
-        policy = None if slot is None else self.policy(slot)
-        if policy is None or policy.min_relevance is None:
-            return DEFAULT_FLOOR
-        return policy.min_relevance
 
     def flush_accesses(self) -> None:
         """Accesses are written by the search itself here: nothing is queued."""

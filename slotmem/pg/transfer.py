@@ -6,20 +6,23 @@ import is read
 and checked by the file's own reader (``transfer.read``: the write scan, the end marker, one bad
 line refuses the file) and applied here with the file's rules (``transfer.apply``'s merge,
 replace and skip-existing; protected facts kept from a file that is not the memory's own).
-Policies of its own, episodes, links, the retrieval log and cursors are not on PostgreSQL yet:
-an export has none, and an import of a file that holds some refuses it (nothing is written)."""
+Slot policies (and the default policy), the flusher's cursors and links go both ways, with the
+file's rules (slotmem.storage.transfer._set_policies, transfer_episodes' cursors,
+transfer_links.apply). Episodes and the retrieval log are not on PostgreSQL yet: an export has
+none, and an import of a file that holds some refuses it (nothing is written)."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import secrets
 from collections.abc import Iterator
 
 from .. import validation
 from ..errors import InvalidInput
-from ..records import FACT_COLUMNS, Change, ChangeReport, Fact
-from ..storage import retention
+from ..records import FACT_COLUMNS, Change, ChangeReport, Fact, SlotPolicy
+from ..storage import retention, transfer_links
 from ..storage import transfer as file_transfer
 from . import tags as fact_tags
 from . import tokens
@@ -28,6 +31,9 @@ from .writes import INSERT_SQL, jsonb
 HISTORY_FIELDS = file_transfer.rows.HISTORY_FIELDS
 FEEDBACK_FIELDS = file_transfer.FEEDBACK_FIELDS
 KEPT = ", ".join(name for name in FACT_COLUMNS if name != "id")
+POLICY_FIELDS = file_transfer.POLICY_FIELDS
+CURSOR_FIELDS = ("source", "messages", "prefix_hash", "flushed_at")
+LINK_FIELDS = transfer_links.FIELDS
 
 
 def export_key(conn) -> bytes:
@@ -80,23 +86,41 @@ def _records(conn, slot: str | None) -> Iterator[dict]:
         (slot, slot) if slot else (),
     ):
         yield {"type": "feedback", **{name: row[name] for name in FEEDBACK_FIELDS}}
+    policy_names = ", ".join(POLICY_FIELDS)
+    for row in conn.execute(
+        f"SELECT {policy_names} FROM memory_slots {where} ORDER BY slot", params
+    ):
+        yield {"type": "policy", **{name: row[name] for name in POLICY_FIELDS}}
+    if not slot:
+        saved = conn.execute(
+            "SELECT value FROM memory_settings WHERE name = %s", (retention.DEFAULT_SETTING,)
+        ).fetchone()
+        if saved is not None:
+            yield {"type": "default_policy", **json.loads(saved["value"])}
+        for row in conn.execute(
+            f"SELECT {', '.join(CURSOR_FIELDS)} FROM memory_flush_cursors ORDER BY source"
+        ):
+            yield {"type": "cursor", **{name: row[name] for name in CURSOR_FIELDS}}
+    link_where = "WHERE f.slot = %s AND t.slot = %s" if slot else ""
+    for row in conn.execute(
+        f"""SELECT f.slot AS from_slot, f.key AS from_key, l.rel, t.slot AS to_slot,
+                   t.key AS to_key, l.created_at, l.source
+            FROM memory_fact_links l
+            JOIN memory_facts f ON f.seq = l.from_seq
+            JOIN memory_facts t ON t.seq = l.to_seq
+            {link_where} ORDER BY l.created_at, f.seq, l.rel, t.seq""",
+        (slot, slot) if slot else (),
+    ):
+        yield {"type": "link", **{name: row[name] for name in LINK_FIELDS}}
 
 
 def apply(conn, parsed: file_transfer.Parsed, mode: str, *, now: int) -> ChangeReport:
     """Import ``parsed`` inside the caller's transaction (which holds the memory's lock)."""
-    unsupported = [
-        name
-        for name, held in (
-            ("episodes, provenance, retrievals or cursors", parsed.more != type(parsed.more)()),
-            ("links", parsed.links),
-            ("slot policies of its own", _own_policies(parsed)),
-        )
-        if held
-    ]
-    if unsupported:
+    more = parsed.more
+    if more.episodes or more.links or more.retrievals:
         raise InvalidInput(
-            f"the file holds {unsupported[0]}, which are not available on PostgreSQL yet: "
-            "nothing was imported"
+            "the file holds episodes, provenance or retrievals, which are not available on "
+            "PostgreSQL yet: nothing was imported"
         )
     report = ChangeReport()
     ids: dict[str, str] = {}
@@ -107,21 +131,93 @@ def apply(conn, parsed: file_transfer.Parsed, mode: str, *, now: int) -> ChangeR
     report.records = {
         "history rows": _add_history(conn, parsed, ids),
         "feedback rows": _add_feedback(conn, parsed, ids),
-        "policies": 0,
+        "policies": _set_policies(conn, parsed, mode),
+        "flush cursors": _set_cursors(conn, parsed, mode),
+        "links": _add_links(conn, parsed),
     }
     return report
 
 
-def _own_policies(parsed: file_transfer.Parsed) -> bool:
-    """Does the file set policies other than those every memory starts with (the file's
-    built-in ones, which PostgreSQL's prune applies)?"""
-    custom = [p for _, p in parsed.policies if file_transfer.BUILT_IN.get(p.slot) != p]
+def _set_policies(conn, parsed: file_transfer.Parsed, mode: str) -> int:
+    """transfer._set_policies' rules: ``merge`` and ``replace`` set the file's policies;
+    ``skip-existing`` only where this memory has none of its own (none, or a built-in one)."""
+    from . import policies
+
+    done = 0
+    for _, policy in parsed.policies:
+        row = conn.execute(
+            f"SELECT {', '.join(POLICY_FIELDS)} FROM memory_slots WHERE slot = %s", (policy.slot,)
+        ).fetchone()
+        there = None if row is None else SlotPolicy(**row)
+        built_in = there is None or file_transfer.BUILT_IN.get(there.slot) == there
+        if there == policy or (mode == "skip-existing" and not built_in):
+            continue
+        done += 1
+        policies.save(conn, policy)
     default = parsed.default
-    fields = ("cap", "min_age_days", "min_access_count")
-    same = default is None or all(
-        getattr(default, name) == getattr(retention.DEFAULT_POLICY, name) for name in fields
-    )
-    return bool(custom) or not same
+    if default is not None:
+        saved = conn.execute(
+            "SELECT value FROM memory_settings WHERE name = %s", (retention.DEFAULT_SETTING,)
+        ).fetchone()
+        current = retention.DEFAULT_POLICY
+        if saved is not None:
+            current = dataclasses.replace(current, **json.loads(saved["value"]))
+        if current != default and (mode != "skip-existing" or saved is None):
+            done += 1
+            policies.save_default(conn, default)
+    return done
+
+
+def _set_cursors(conn, parsed: file_transfer.Parsed, mode: str) -> int:
+    """transfer_episodes' rules: ``replace`` sets the file's cursor; ``merge`` where there is
+    none here or the file's is newer; ``skip-existing`` where there is none."""
+    from .cursors import write_cursor
+
+    done = 0
+    for _, cursor in parsed.more.cursors:
+        row = conn.execute(
+            f"SELECT {', '.join(CURSOR_FIELDS)} FROM memory_flush_cursors WHERE source = %s",
+            (cursor[0],),
+        ).fetchone()
+        there = None if row is None else tuple(row[name] for name in CURSOR_FIELDS)
+        if there == tuple(cursor):
+            continue
+        if there is not None and (
+            mode == "skip-existing" or mode == "merge" and cursor[3] <= there[3]
+        ):
+            continue
+        done += 1
+        write_cursor(conn, tuple(cursor))
+    return done
+
+
+def _add_links(conn, parsed: file_transfer.Parsed) -> int:
+    """transfer_links.apply's rules: both facts in the file or here (else the line is refused,
+    nothing imported); a link already here is left as it is; a file that is not this
+    memory's own adds no link from a protected fact."""
+    added = 0
+    for number, (from_slot, from_key, rel, to_slot, to_key, created, source) in parsed.links:
+        ends = []
+        for slot, key in ((from_slot, from_key), (to_slot, to_key)):
+            row = conn.execute(
+                "SELECT seq, protected_at FROM memory_facts WHERE slot = %s AND key = %s",
+                (slot, key),
+            ).fetchone()
+            if row is None:
+                raise InvalidInput(
+                    f"line {number}: no fact {slot}/{key} to link; nothing was imported"
+                )
+            ends.append(row)
+        start, end = ends
+        if parsed.keeps_protected and start["protected_at"] is not None:
+            continue
+        made = conn.execute(
+            """INSERT INTO memory_fact_links (from_seq, rel, to_seq, created_at, source)
+               VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING 1""",
+            (start["seq"], rel, end["seq"], created, source),
+        ).fetchone()
+        added += made is not None
+    return added
 
 
 def insert(conn, fact: Fact) -> None:

@@ -16,10 +16,11 @@ from ..records import (
 from ..storage import retention
 from . import search as pg_search
 from . import server
+from .policies import Policies
 from .writes import Writes
 
 
-class Upkeep(Writes):
+class Upkeep(Policies, Writes):
     """Prune, statistics, export and import."""
 
     # -- upkeep -----------------------------------------------------------------------------
@@ -96,20 +97,49 @@ class Upkeep(Writes):
         return done + (["rebuilt the vector index from the stored vectors"] if vectors else [])
 
     @server.translated
-    def prune(self, *, dry_run: bool = False, include_protected: bool = False) -> list[PruneReport]:
-        """As Store.prune, each slot by the policy a new memory gives it (the file's built-in
-        policies for user, project and agent, else the default policy: setting policies is not
-        on PostgreSQL yet), under the memory's advisory lock; then the lexical statistics are
-        refreshed."""
-        from ..storage.transfer import BUILT_IN
+    def prune_slot(
+        self,
+        slot: str,
+        *,
+        cap: int | None = None,
+        min_age_days: float | None = None,
+        min_access_count: int | None = None,
+        dry_run: bool = False,
+        include_protected: bool = False,
+    ) -> PruneReport:
+        """As Store.prune_slot: ``slot``'s expired facts removed and the slot brought down
+        towards ``cap`` (arguments default to the slot's policy, else the default policy),
+        under the memory's advisory lock. The lexical statistics are left to ``prune``."""
+        self._writable()
+        slot = validation.slot(slot)
+        policy = self.policy(slot) or self.default_policy()
+        policy = dataclasses.replace(
+            policy,
+            cap=policy.cap if cap is None else validation.count(cap, "cap"),
+            min_age_days=policy.min_age_days
+            if min_age_days is None
+            else validation.non_negative(min_age_days, "min_age_days"),
+            min_access_count=policy.min_access_count
+            if min_access_count is None
+            else validation.count(min_access_count, "min_access_count"),
+        )
+        with contextlib.nullcontext() if dry_run else self.transaction():
+            return self._prune_slot(slot, policy, dry_run, bool(include_protected))
 
+    @server.translated
+    def prune(self, *, dry_run: bool = False, include_protected: bool = False) -> list[PruneReport]:
+        """As Store.prune: every slot, each by its policy (a slot without one by the default
+        policy), under the memory's advisory lock; then the lexical statistics are
+        refreshed."""
         self._writable()
         gate = contextlib.nullcontext() if dry_run else self.transaction()
         reports = []
         with gate:
-            slots = [r["slot"] for r in self.conn.execute("SELECT DISTINCT slot FROM memory_facts")]
-            for slot in sorted(slots):
-                policy = BUILT_IN.get(slot, retention.DEFAULT_POLICY)
+            policies = {policy.slot: policy for policy in self.policies()}
+            default = self.default_policy()
+            slots = {r["slot"] for r in self.conn.execute("SELECT DISTINCT slot FROM memory_facts")}
+            for slot in sorted(slots | set(policies)):
+                policy = policies.get(slot, default)
                 reports.append(self._prune_slot(slot, policy, dry_run, bool(include_protected)))
             if not dry_run:
                 pg_search.refresh(self.conn, self.clock())
@@ -158,8 +188,9 @@ class Upkeep(Writes):
     @server.translated
     def export(self, slot: str | None = None) -> list[dict]:
         """The records of an export, in the file's JSONL format (slotmem.storage.transfer):
-        facts and their tags, history and feedback (policies, episodes and links are not on
-        PostgreSQL yet)."""
+        facts and their tags, history, feedback, slot policies (the default one too), the
+        flusher's cursors (of the whole memory) and links (episodes are not on PostgreSQL
+        yet)."""
         from . import transfer
 
         slot = None if slot is None else validation.slot(slot)

@@ -109,6 +109,13 @@ def by_words(conn, slot: str, threshold: float, *, now: int) -> list[Pair]:
     return _pairs(slot, candidates(conn, slot, now=now), threshold, "lexical")
 
 
+def by_words_of(slot: str, facts: dict[int, Fact], threshold: float) -> list[Pair]:
+    """by_words over ``facts`` (seq -> live Fact of ``slot``), read by the caller (a memory on
+    PostgreSQL reads them in its own SQL)."""
+    words = _Words(facts)
+    return _pairs(slot, [words.measure(a, b) for a, b in words.pairs()], threshold, "lexical")
+
+
 def by_vectors(
     conn, slot: str, threshold: float, *, now: int, vectors: StoredVectors
 ) -> list[Pair]:
