@@ -69,16 +69,23 @@ class PgVectors(Semantic):
         dimensions = dimensions or self.dimensions()
         if model_id is None or dimensions is None:
             return None
+        key = (model_id, int(dimensions))
+        if key in self._refs:  # remembered as the file's: a committed id is never reused
+            return self._refs[key]
         sql = "SELECT id FROM memory_embedding_models WHERE model = %s AND dimensions = %s"
-        row = self.conn.execute(sql, (model_id, int(dimensions))).fetchone()
+        row = self.conn.execute(sql, key).fetchone()
         if row is None and create:
             row = self.conn.execute(
                 "INSERT INTO memory_embedding_models (model, dimensions) VALUES (%s, %s) "
                 "ON CONFLICT (model, dimensions) DO UPDATE SET model = excluded.model "
                 "RETURNING id",
-                (model_id, int(dimensions)),
+                key,
             ).fetchone()
-        return None if row is None else row["id"]
+        if row is None:
+            return None
+        if self.conn.info.transaction_status == 0:  # committed (else it may be rolled back)
+            self._refs[key] = row["id"]
+        return row["id"]
 
     def extension(self) -> str | None:
         """The schema of pgvector's types when the extension is installed in this database."""
@@ -177,15 +184,19 @@ class PgVectors(Semantic):
         conn = self.conn
         if conn.info.transaction_status != 0:  # inside the caller's transaction
             return 0
-        rows = conn.execute(
-            """SELECT f.seq, f.slot, f.key, f.value FROM memory_facts f
-               LEFT JOIN memory_embeddings e ON e.fact_seq = f.seq AND e.model = %s
-               WHERE f.seq > %s AND e.fact_seq IS NULL ORDER BY f.seq LIMIT %s""",
+        found = conn.execute(  # and the newest seq, in the same snapshot: one round trip
+            """SELECT t.top, r.seq, r.slot, r.key, r.value
+               FROM (SELECT max(seq) AS top FROM memory_facts) AS t
+               LEFT JOIN LATERAL (
+                   SELECT f.seq, f.slot, f.key, f.value FROM memory_facts f
+                   LEFT JOIN memory_embeddings e ON e.fact_seq = f.seq AND e.model = %s
+                   WHERE f.seq > %s AND e.fact_seq IS NULL ORDER BY f.seq LIMIT %s) AS r ON true
+               ORDER BY r.seq""",
             (self.model_ref(model_id, dimensions), self._checked, max(1, limit)),
         ).fetchall()
+        rows = [row for row in found if row["seq"] is not None]
         if not rows:
-            top = conn.execute("SELECT max(seq) AS top FROM memory_facts").fetchone()["top"]
-            self._checked = max(self._checked, top or 0)
+            self._checked = max(self._checked, found[0]["top"] or 0)
             return 0
         documents = [texts.document(model_id, row["key"], row["value"]) for row in rows]
         try:
