@@ -17,6 +17,8 @@ the role may): a server without pgvector keeps the rest of a memory, lexical onl
 
 from __future__ import annotations
 
+import contextlib
+import weakref
 from collections.abc import Callable
 
 from ..errors import SlotmemError
@@ -47,6 +49,9 @@ class PgVectors(Semantic):
         self.memory = memory
         self.readonly = readonly
         self._extension: str | None = None  # the schema pgvector's type lives in, once known
+        # What each connection's session has for the HNSW scan (ef_search, iterative_scan):
+        # set once per connection rather than in a transaction around every kNN.
+        self._hnsw: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     # -- settings and state -----------------------------------------------------------------
     def setting(self, name: str) -> str | None:
@@ -273,10 +278,17 @@ class PgVectors(Semantic):
             f"%(q)s::{self._qualified('vector')} LIMIT %(n)s"
         )
         found: list[int] = []
-        with conn.transaction():
-            conn.execute(f"SET LOCAL hnsw.ef_search = {min(wanted, EF_SEARCH_MAX)}")
-            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        ef = min(wanted, EF_SEARCH_MAX)
+        settings = f"hnsw.ef_search = {ef}; SET{{local}} hnsw.iterative_scan = relaxed_order"
+        with contextlib.ExitStack() as stack:
+            if conn.info.transaction_status != 0:  # the caller's transaction: for it only
+                conn.execute("SET LOCAL " + settings.format(local=" LOCAL"))
+            elif self._hnsw.get(conn) != ef:  # this session's, kept (autocommit: no rollback)
+                conn.execute("SET " + settings.format(local=""))
+                self._hnsw[conn] = ef
             asked: list[str | None] = list(slots) if slots else [None]
+            if len(asked) > 1:  # every slot's candidates from one snapshot
+                stack.enter_context(conn.transaction())
             for slot in asked:
                 join = "" if slot is None else " JOIN memory_facts f ON f.seq = e.fact_seq"
                 join += "" if slot is None else " WHERE f.slot = %(slot)s"
