@@ -18,6 +18,7 @@ the role may): a server without pgvector keeps the rest of a memory, lexical onl
 from __future__ import annotations
 
 import contextlib
+import threading
 import weakref
 from collections.abc import Callable
 
@@ -52,9 +53,38 @@ class PgVectors(Semantic):
         # What each connection's session has for the HNSW scan (ef_search, iterative_scan):
         # set once per connection rather than in a transaction around every kNN.
         self._hnsw: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._settled = threading.local()  # this thread's search's settings (``settled``)
 
     # -- settings and state -----------------------------------------------------------------
+    @contextlib.contextmanager
+    def settled(self):
+        """Within, on this thread: the memory's settings and whether its index exists, read in
+        one round trip and not again (one search; the next reads them anew, so what another
+        process changed is seen by it). A transaction still reads them itself."""
+        local = self._settled
+        if getattr(local, "state", None) is not None:
+            yield
+            return
+        row = self.conn.execute(
+            """SELECT (SELECT json_object_agg(name, value) FROM memory_settings) AS settings,
+                      EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema()
+                              AND indexname = %s) AS indexed""",
+            (INDEX,),
+        ).fetchone()
+        local.state = (row["settings"] or {}, row["indexed"])
+        try:
+            yield
+        finally:
+            local.state = None
+
+    def _state(self):
+        state = getattr(self._settled, "state", None)
+        return None if self.conn.info.transaction_status != 0 else state
+
     def setting(self, name: str) -> str | None:
+        state = self._state()
+        if state is not None:
+            return state[0].get(name)
         row = self.conn.execute(
             "SELECT value FROM memory_settings WHERE name = %s", (name,)
         ).fetchone()
@@ -113,6 +143,9 @@ class PgVectors(Semantic):
         return None if row is not None else NO_PGVECTOR
 
     def has_index(self) -> bool:
+        state = self._state()
+        if state is not None:
+            return state[1] and self.extension() is not None
         row = self.conn.execute(
             "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s",
             (INDEX,),
