@@ -201,8 +201,9 @@ class Reads(Core):
             until=stop,
             tags=validation.tags(tags) if tags else (),
         )
-        vectors = self.semantic.leg() if semantic else None
-        hits = hybrid.search(self.conn, query, self.ranking, self._freqs, now, vectors)
+        with self.semantic.settled() if semantic else contextlib.nullcontext():
+            vectors = self.semantic.leg() if semantic else None
+            hits = hybrid.search(self.conn, query, self.ranking, self._freqs, now, vectors)
         if self._freqs.stale:  # enough facts added since the statistics were counted
             self.refresh_soon()
         if hits:

@@ -66,6 +66,21 @@ def refresh(conn, now: int) -> Stats:
         (row["facts"], row["tokens"], now, row["seq"]),
     )
     conn.execute("ANALYZE memory_facts")  # the planner's view of the terms, for the GIN scans
+    # The GIN indexes' pending lists into their trees, as VACUUM does: after a bulk load every
+    # GIN scan read the whole list, and the planner, pricing it, counted a term written since
+    # the refresh (a rare word's df) by scanning every fact. Only the index's owner may: a
+    # refresh by another role goes on without it (a savepoint), leaving it to autovacuum.
+    import psycopg
+
+    try:
+        with conn.transaction():
+            conn.execute(
+                """SELECT gin_clean_pending_list(c.oid) FROM pg_class c
+                   WHERE c.relname IN ('memory_facts_terms', 'memory_facts_cjk')
+                     AND c.relnamespace = current_schema()::regnamespace"""
+            )
+    except psycopg.errors.InsufficientPrivilege:
+        pass
     return Stats(row["facts"], row["tokens"], now, row["seq"])
 
 

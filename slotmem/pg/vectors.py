@@ -17,6 +17,9 @@ the role may): a server without pgvector keeps the rest of a memory, lexical onl
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import weakref
 from collections.abc import Callable
 
 from ..errors import SlotmemError
@@ -47,9 +50,41 @@ class PgVectors(Semantic):
         self.memory = memory
         self.readonly = readonly
         self._extension: str | None = None  # the schema pgvector's type lives in, once known
+        # What each connection's session has for the HNSW scan (ef_search, iterative_scan):
+        # set once per connection rather than in a transaction around every kNN.
+        self._hnsw: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._settled = threading.local()  # this thread's search's settings (``settled``)
 
     # -- settings and state -----------------------------------------------------------------
+    @contextlib.contextmanager
+    def settled(self):
+        """Within, on this thread: the memory's settings and whether its index exists, read in
+        one round trip and not again (one search; the next reads them anew, so what another
+        process changed is seen by it). A transaction still reads them itself."""
+        local = self._settled
+        if getattr(local, "state", None) is not None:
+            yield
+            return
+        row = self.conn.execute(
+            """SELECT (SELECT json_object_agg(name, value) FROM memory_settings) AS settings,
+                      EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema()
+                              AND indexname = %s) AS indexed""",
+            (INDEX,),
+        ).fetchone()
+        local.state = (row["settings"] or {}, row["indexed"])
+        try:
+            yield
+        finally:
+            local.state = None
+
+    def _state(self):
+        state = getattr(self._settled, "state", None)
+        return None if self.conn.info.transaction_status != 0 else state
+
     def setting(self, name: str) -> str | None:
+        state = self._state()
+        if state is not None:
+            return state[0].get(name)
         row = self.conn.execute(
             "SELECT value FROM memory_settings WHERE name = %s", (name,)
         ).fetchone()
@@ -69,16 +104,23 @@ class PgVectors(Semantic):
         dimensions = dimensions or self.dimensions()
         if model_id is None or dimensions is None:
             return None
+        key = (model_id, int(dimensions))
+        if key in self._refs:  # remembered as the file's: a committed id is never reused
+            return self._refs[key]
         sql = "SELECT id FROM memory_embedding_models WHERE model = %s AND dimensions = %s"
-        row = self.conn.execute(sql, (model_id, int(dimensions))).fetchone()
+        row = self.conn.execute(sql, key).fetchone()
         if row is None and create:
             row = self.conn.execute(
                 "INSERT INTO memory_embedding_models (model, dimensions) VALUES (%s, %s) "
                 "ON CONFLICT (model, dimensions) DO UPDATE SET model = excluded.model "
                 "RETURNING id",
-                (model_id, int(dimensions)),
+                key,
             ).fetchone()
-        return None if row is None else row["id"]
+        if row is None:
+            return None
+        if self.conn.info.transaction_status == 0:  # committed (else it may be rolled back)
+            self._refs[key] = row["id"]
+        return row["id"]
 
     def extension(self) -> str | None:
         """The schema of pgvector's types when the extension is installed in this database."""
@@ -101,6 +143,9 @@ class PgVectors(Semantic):
         return None if row is not None else NO_PGVECTOR
 
     def has_index(self) -> bool:
+        state = self._state()
+        if state is not None:
+            return state[1] and self.extension() is not None
         row = self.conn.execute(
             "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s",
             (INDEX,),
@@ -177,15 +222,19 @@ class PgVectors(Semantic):
         conn = self.conn
         if conn.info.transaction_status != 0:  # inside the caller's transaction
             return 0
-        rows = conn.execute(
-            """SELECT f.seq, f.slot, f.key, f.value FROM memory_facts f
-               LEFT JOIN memory_embeddings e ON e.fact_seq = f.seq AND e.model = %s
-               WHERE f.seq > %s AND e.fact_seq IS NULL ORDER BY f.seq LIMIT %s""",
+        found = conn.execute(  # and the newest seq, in the same snapshot: one round trip
+            """SELECT t.top, r.seq, r.slot, r.key, r.value
+               FROM (SELECT max(seq) AS top FROM memory_facts) AS t
+               LEFT JOIN LATERAL (
+                   SELECT f.seq, f.slot, f.key, f.value FROM memory_facts f
+                   LEFT JOIN memory_embeddings e ON e.fact_seq = f.seq AND e.model = %s
+                   WHERE f.seq > %s AND e.fact_seq IS NULL ORDER BY f.seq LIMIT %s) AS r ON true
+               ORDER BY r.seq""",
             (self.model_ref(model_id, dimensions), self._checked, max(1, limit)),
         ).fetchall()
+        rows = [row for row in found if row["seq"] is not None]
         if not rows:
-            top = conn.execute("SELECT max(seq) AS top FROM memory_facts").fetchone()["top"]
-            self._checked = max(self._checked, top or 0)
+            self._checked = max(self._checked, found[0]["top"] or 0)
             return 0
         documents = [texts.document(model_id, row["key"], row["value"]) for row in rows]
         try:
@@ -262,10 +311,17 @@ class PgVectors(Semantic):
             f"%(q)s::{self._qualified('vector')} LIMIT %(n)s"
         )
         found: list[int] = []
-        with conn.transaction():
-            conn.execute(f"SET LOCAL hnsw.ef_search = {min(wanted, EF_SEARCH_MAX)}")
-            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        ef = min(wanted, EF_SEARCH_MAX)
+        settings = f"hnsw.ef_search = {ef}; SET{{local}} hnsw.iterative_scan = relaxed_order"
+        with contextlib.ExitStack() as stack:
+            if conn.info.transaction_status != 0:  # the caller's transaction: for it only
+                conn.execute("SET LOCAL " + settings.format(local=" LOCAL"))
+            elif self._hnsw.get(conn) != ef:  # this session's, kept (autocommit: no rollback)
+                conn.execute("SET " + settings.format(local=""))
+                self._hnsw[conn] = ef
             asked: list[str | None] = list(slots) if slots else [None]
+            if len(asked) > 1:  # every slot's candidates from one snapshot
+                stack.enter_context(conn.transaction())
             for slot in asked:
                 join = "" if slot is None else " JOIN memory_facts f ON f.seq = e.fact_seq"
                 join += "" if slot is None else " WHERE f.slot = %(slot)s"

@@ -1,0 +1,80 @@
+"""What one process remembers of a PostgreSQL memory between searches (the statistics' dfs, the
+semantic settings) never hides what another process changed since: two stores on one memory,
+one writes, the other's next search sees it. And a refresh leaves the terms' GIN index cheap to
+ask (its pending list merged), so a word written since the refresh is counted through it."""
+
+import random
+
+import llm
+import pytest
+from test_semantic import Plugin
+
+from slotmem import Store
+from slotmem.pg.search import DocFreqs
+
+
+@pytest.fixture(autouse=True)
+def fake_models():
+    llm.pm.register(Plugin(), name="fake-embeddings")
+    yield
+    llm.pm.unregister(name="fake-embeddings")
+
+
+@pytest.fixture
+def two(pg_url, clock):
+    with Store(pg_url, create=True, clock=clock) as a, Store(pg_url, clock=clock) as b:
+        a.upsert("project", "deploy.schedule", "We deploy on Fridays after the standup.")
+        a.upsert("user", "drinks", "The user prefers green tea in the afternoon.")
+        a.refresh_statistics()
+        yield a, b
+
+
+def keys(store, text, **options):
+    return [hit.fact.key for hit in store.query_facts(text, track_access=False, **options)]
+
+
+def test_a_fact_written_by_another_store_is_found_next(two):
+    a, b = two
+    assert keys(a, "zeppelin") == []
+    assert keys(a, "deploy") == ["deploy.schedule"]  # its df remembered by a
+    b.upsert("project", "airship", "A zeppelin hangar near the deploy site.")
+    assert keys(a, "zeppelin") == ["airship"]
+    assert set(keys(a, "deploy")) == {"deploy.schedule", "airship"}
+
+
+def test_statistics_refreshed_by_another_store_are_used_next(two, pg_url, clock):
+    a, b = two
+    a.query_facts("tea deploy", track_access=False)  # a remembers the dfs of this refresh
+    for i in range(5):
+        b.upsert("user", f"tea.{i}", f"tea number {i}")
+    b.refresh_statistics()
+    seen = a.query_facts("tea deploy", track_access=False, explain=True)
+    with Store(pg_url, clock=clock) as fresh:
+        wanted = fresh.query_facts("tea deploy", track_access=False, explain=True)
+    assert [(h.fact.key, h.score) for h in seen] == [(h.fact.key, h.score) for h in wanted]
+
+
+def test_semantic_search_turned_on_by_another_store_is_used_next(two):
+    a, b = two
+    hit = a.query_facts("green tea", track_access=False, explain=True)[0]
+    assert "semantic_part" not in hit.explanation
+    b.semantic.reindex("fake-64")
+    hit = a.query_facts("green tea", track_access=False, explain=True)[0]
+    assert "semantic_part" in hit.explanation
+
+
+def test_after_a_refresh_a_new_word_is_counted_through_the_index(pg_store):
+    rng = random.Random(3)
+    words = [f"w{i}" for i in range(400)]
+    pg_store.upsert_many(
+        [
+            {"slot": "project", "key": f"k.{i}", "value": " ".join(rng.sample(words, 8))}
+            for i in range(3000)
+        ]
+    )
+    pg_store.refresh_statistics()
+    plan = "\n".join(
+        row["QUERY PLAN"] for row in pg_store.conn.execute(f"EXPLAIN {DocFreqs.SQL}", (["unseen"],))
+    )
+    assert "Seq Scan on memory_facts" not in plan, plan
+    assert "memory_facts_terms" in plan, plan
