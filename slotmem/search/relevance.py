@@ -165,9 +165,16 @@ def weight(ranking: Ranking, facts: int, df: int) -> float:
 
 
 _KEY_SPLIT = re.compile(r"[._/:#\-\s]+")
+# Keys a process remembers the stems of: a search stems every candidate's key (128 of them in a
+# hybrid search), and the same keys come back search after search; each entry is a key and a
+# few words (a few hundred bytes), so this bounds the memo to a few MB.
+KEY_STEMS_CACHED = 8192
 
 
+@functools.lru_cache(maxsize=KEY_STEMS_CACHED)
 def key_stems(key: str) -> frozenset[str]:
+    """The stems of a key's words (``friend.marta.city`` -> marta, citi), remembered for the
+    last ``KEY_STEMS_CACHED`` keys (``key_stems.__wrapped__`` computes them afresh)."""
     return frozenset(stem(word) for word in text_terms.parse(_KEY_SPLIT.sub(" ", key)).words)
 
 
@@ -187,10 +194,12 @@ def key_matches(
     asked = every & query_stems
     if not asked:
         return dict.fromkeys(words, 0.0)
+    found = dict.fromkeys(words, 0.0)  # a key with no word of the query's matches nothing
+    matching = {key: held for key, held in words.items() if not held.isdisjoint(asked)}
+    every = set().union(*matching.values())
     dfs = lookup(every)
     weights = {word: weight(ranking, facts, dfs.get(word, 0)) for word in every}
-    found = {}
-    for key, held in words.items():
+    for key, held in matching.items():
         total = sum(weights[word] for word in held)
         found[key] = sum(weights[word] for word in held & asked) / total if total > 0 else 0.0
     return found

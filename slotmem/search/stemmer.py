@@ -9,7 +9,10 @@ than 3 or longer than 64 bytes pass through. tests/test_stemmer.py compares it w
 
 from __future__ import annotations
 
+import functools
+
 MAX_BYTES = 64
+STEMS_CACHED = 16_384  # tokens of at most 128 characters: a few MB at most
 
 # Within a step, the first rule whose suffix matches is the only one tried (its condition may
 # still fail), and rules are grouped by the suffix's second-to-last letter, as in FTS5's
@@ -39,8 +42,11 @@ _STEP4 = {
 }  # fmt: skip
 
 
+@functools.lru_cache(maxsize=STEMS_CACHED)
 def stem(token: str) -> str:
-    """The FTS5 porter stem of one lower-cased token (``unicode61`` output)."""
+    """The FTS5 porter stem of one lower-cased token (``unicode61`` output), remembered for
+    the last ``STEMS_CACHED`` tokens (a search stems the same words of its candidates' keys
+    again and again; ``stem.__wrapped__`` computes it afresh)."""
     raw = token.encode("utf-8", "surrogatepass").decode("latin-1")  # one char per byte, as in C
     return _stem(raw).encode("latin-1").decode("utf-8", "replace")
 

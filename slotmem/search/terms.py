@@ -92,13 +92,21 @@ def clean(text) -> str:
     elif not isinstance(text, str):
         text = "" if text is None else str(text)
     text = text[:MAX_INPUT_CHARS].encode("utf-8", "ignore").decode("utf-8")
+    if text.isascii():  # the same, without a lookup per character
+        return text.translate(_ASCII_CONTROLS)
     text = "".join(" " if unicodedata.category(ch)[0] == "C" else ch for ch in text)
     return text
+
+
+# ASCII's characters of category C: U+0000-U+001F and U+007F (tests/test_terms.py checks).
+_ASCII_CONTROLS = dict.fromkeys([*range(0x20), 0x7F], " ")
 
 
 def fold(word: str) -> str:
     """Case-fold each character on its own (simple folding: "ς" is "σ", "ß" stays) and strip
     diacritics from Latin letters only, as ``unicode61 remove_diacritics 2`` does."""
+    if word.isascii():  # the same, without a lookup per character (tests/test_terms.py)
+        return word.lower()
     return "".join(_fold_char(ch) for ch in word)
 
 
