@@ -14,6 +14,7 @@ from ..records import (
     Fact,
     UpsertResult,
 )
+from ..storage.tags import PROTECTED, retagged
 from . import server, tokens
 from . import tags as fact_tags
 from .core import Core, _expired
@@ -118,24 +119,13 @@ class Writes(Core):
             return results
 
     def _retag(self, result: UpsertResult, tags: tuple[str, ...] | None, *, guard=False):
-        """The Store's _retag: inside the write's transaction the fact's tags become ``tags``
-        (None: they stay); a protected fact's tags are the person's."""
+        """Inside the write's transaction: the written fact's tags become ``tags`` as
+        ``storage.tags.retagged`` decides (the same rule on both backends)."""
         seq = self._seq(result.fact.slot, result.fact.key)
-        before = fact_tags.of_seq(self.conn, seq)
-        if result.action == PROTECTED or tags is None or set(tags) == set(before):
-            tags = before
-        elif guard and result.fact.protected and result.action == "unchanged":
-            if guard == PROTECTED:
-                tags = before
-            else:
-                raise protected_error(result.fact.slot, result.fact.key, "retag")
-        else:
-            fact_tags.replace(self.conn, seq, tags)
-        previous = result.previous
-        if previous is not None:
-            previous = dataclasses.replace(previous, tags=before)
-        fact = dataclasses.replace(result.fact, tags=tuple(sorted(tags)))
-        return UpsertResult(result.action, fact, previous)
+        write, result = retagged(result, tags, fact_tags.of_seq(self.conn, seq), guard)
+        if write is not None:
+            fact_tags.replace(self.conn, seq, write)
+        return result
 
     def _seq(self, slot: str, key: str) -> int:
         return self.conn.execute(
@@ -425,9 +415,6 @@ class Writes(Core):
                 row = self._row(slot, key)
             tags_now = fact_tags.of_seq(self.conn, row["seq"])
         return dataclasses.replace(Fact.from_row(row), tags=tags_now)
-
-
-PROTECTED = "protected"
 
 
 def _changed(results: list[UpsertResult]) -> list[Fact]:

@@ -7,11 +7,32 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
-from ..errors import InvalidInput
-from ..records import Fact
+from ..errors import InvalidInput, protected_error
+from ..records import Fact, UpsertResult
 from ..validation import MAX_TAGS
 
 CHUNK = 500  # ids per query: under SQLite's parameter limit on every build
+PROTECTED = "protected"  # an upsert's action (and guard) for a protected fact left as it was
+
+
+def retagged(
+    result: UpsertResult, tags: tuple[str, ...] | None, before: tuple[str, ...], guard=False
+) -> tuple[tuple[str, ...] | None, UpsertResult]:
+    """What an upsert does to its fact's tags, on either backend: the tags to write (None: they
+    stay ``before``) and the result, its facts carrying their tags. ``tags`` None keeps them; a
+    protected fact's tags are the person's: with ``guard`` an agent's change of them is refused
+    (ProtectedFact) or, with ``guard=PROTECTED``, left out."""
+    keep = result.action == PROTECTED or tags is None or set(tags) == set(before)
+    if not keep and guard and result.fact.protected and result.action == "unchanged":
+        if guard != PROTECTED:
+            raise protected_error(result.fact.slot, result.fact.key, "retag")
+        keep = True
+    final = before if keep else tuple(tags or ())
+    previous = result.previous
+    if previous is not None:
+        previous = dataclasses.replace(previous, tags=before)
+    fact = dataclasses.replace(result.fact, tags=tuple(sorted(final)))
+    return (None if keep else final), UpsertResult(result.action, fact, previous)
 
 
 def of_ids(conn, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:

@@ -13,6 +13,7 @@ from ..errors import InvalidInput, protected_error
 from ..records import Fact, UpsertResult, fact_of
 from ..storage import rows
 from ..storage import tags as fact_tags
+from ..storage.tags import PROTECTED, retagged
 from .core import Core, _expired, _translated
 
 
@@ -113,25 +114,13 @@ class Writes(Core):
         return results
 
     def _retag(self, result: UpsertResult, tags: tuple[str, ...] | None, *, guard=False):
-        """Inside the write's transaction: the written fact's tags become ``tags`` (None: they
-        stay); the result's facts carry their tags. A protected fact's tags are the person's:
-        with ``guard`` a change of them is refused (ProtectedFact) or left out (PROTECTED)."""
+        """Inside the write's transaction: the written fact's tags become ``tags`` as
+        ``storage.tags.retagged`` decides (the same rule on both backends)."""
         seq = self._seq(result.fact.slot, result.fact.key)
-        before = fact_tags.of_seq(self.conn, seq)
-        if result.action == PROTECTED or tags is None or set(tags) == set(before):
-            tags = before
-        elif guard and result.fact.protected and result.action == "unchanged":
-            if guard == PROTECTED:
-                tags = before
-            else:
-                raise protected_error(result.fact.slot, result.fact.key, "retag")
-        else:
-            fact_tags.replace(self.conn, seq, tags)
-        previous = result.previous
-        if previous is not None:
-            previous = dataclasses.replace(previous, tags=before)
-        fact = dataclasses.replace(result.fact, tags=tuple(sorted(tags)))
-        return UpsertResult(result.action, fact, previous)
+        write, result = retagged(result, tags, fact_tags.of_seq(self.conn, seq), guard)
+        if write is not None:
+            fact_tags.replace(self.conn, seq, write)
+        return result
 
     def _seq(self, slot: str, key: str) -> int:
         row = self.conn.execute(
@@ -375,9 +364,6 @@ class Writes(Core):
                 row = self._row(slot, key)
             tags_now = fact_tags.of_seq(self.conn, row["seq"])
         return dataclasses.replace(Fact.from_row(row), tags=tags_now)
-
-
-PROTECTED = "protected"  # an upsert's action for a protected fact it left as it was
 
 
 def _changed(results: list[UpsertResult]) -> list[Fact]:
