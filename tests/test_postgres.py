@@ -230,12 +230,8 @@ def test_a_missing_memory_is_not_created_by_a_read(pg_url):
 
 
 def test_unsupported_operations_say_so_in_one_line(pg_store):
-    with pytest.raises(SlotmemError, match=r"^list_episodes is not available on PostgreSQL yet"):
-        pg_store.list_episodes()
     with pytest.raises(SlotmemError, match=r"^backup is file-only \(Litestream/WAL"):
         pg_store.backup("/tmp/x.db")
-    with pytest.raises(SlotmemError, match="^record_episode is not available on PostgreSQL yet"):
-        pg_store.record_episode("we talked")
     with pytest.raises(AttributeError):
         pg_store.no_such_method  # noqa: B018
 
