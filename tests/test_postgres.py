@@ -266,9 +266,10 @@ def test_import_of_what_postgres_cannot_hold_yet_writes_nothing(pg_store, tmp_pa
     with Store(tmp_path / "m.db", create=True) as file:
         file.upsert("a", "b", "c")
         file.upsert("a", "d", "e")
-        file.record_episode("we talked about a")
+        file.record_retrieval("q", [{"id": "x", "slot": "a", "key": "b", "value": "c",
+                                     "included": True}])  # fmt: skip
         records = file.export()
-    with pytest.raises(InvalidInput, match="episodes, provenance or retrievals, which are not"):
+    with pytest.raises(InvalidInput, match="holds retrievals .the retrieval log., which an"):
         pg_store.import_records([json.dumps(r) for r in records])
     assert pg_store.get("a", "b") is None
 
