@@ -10,7 +10,7 @@ import re
 import llm
 import pytest
 
-from slotmem import InvalidInput, Store
+from slotmem import InvalidInput, ProtectedFact, Store
 from slotmem.agents.context import build, build_context
 from slotmem.agents.episodes import EPISODE_TITLE, describe
 from slotmem.aio import AsyncStore
@@ -603,3 +603,27 @@ def test_a_run_recorded_with_less_confidence_ranks_below_its_twin(store):
     weak = store.record_episode("Benchmarked the parser on malformed replies.", confidence=0.5)
     hits = store.search_episodes("benchmarked parser", semantic=False)
     assert [h.episode.id for h in hits] == [strong.id, weak.id]  # a tie goes to the later
+
+
+@BOTH_BACKENDS
+def test_an_episode_cannot_change_a_protected_fact_unless_allowed(store):
+    store.upsert("user", "owner", "Maja owns this memory.", protect=True)
+    attempts = [
+        {"slot": "user", "key": "owner", "text": "Someone else owns it."},
+        {"slot": "user", "key": "Owner", "text": "Maja owns this memory."},  # would become one
+        {
+            "facts": [
+                {"slot": "user", "key": "owner", "value": "Maja owns this memory.", "ttl": "1d"}
+            ]
+        },
+        {"facts": [{"slot": "user", "key": "ＯＷＮＥＲ", "value": "Someone else."}]},
+    ]
+    for attempt in attempts:
+        attempt.setdefault("text", "The agent's run")
+        with pytest.raises(ProtectedFact, match="user/owner is protected"):
+            store.record_episode(**attempt, title="run")
+    assert store.list_episodes() == [] and store.stats()["facts"] == 1
+    fact = store.get("user", "owner")
+    assert (fact.value, fact.expires_at) == ("Maja owns this memory.", None)
+    store.record_episode("Maja's own note", slot="user", key="owner", allow_protected=True)
+    assert store.get("user", "owner").value == "Maja's own note"  # a person may
