@@ -10,7 +10,7 @@ import re
 import llm
 import pytest
 
-from slotmem import InvalidInput, Store
+from slotmem import InvalidInput, ProtectedFact, Store
 from slotmem.agents.context import build, build_context
 from slotmem.agents.episodes import EPISODE_TITLE, describe
 from slotmem.aio import AsyncStore
@@ -92,6 +92,7 @@ OBSERVATION = {
 }
 
 
+@BOTH_BACKENDS
 def test_a_research_run_is_an_episode_with_its_facts_linked_both_ways(store, clock):
     episode = store.record_episode(**OBSERVATION, happened_at="2026-05-30T09:17:00Z")
     assert (episode.title, episode.run, episode.score, episode.outcome) == (
@@ -130,6 +131,7 @@ def test_a_research_run_is_an_episode_with_its_facts_linked_both_ways(store, clo
         store.fact_episodes("project", "nothing")
 
 
+@BOTH_BACKENDS
 def test_an_exchange_is_an_episode_with_session_and_feedback(store, clock):
     """Seed 002's engram: question and answer, session and query id, feedback later."""
     first = store.record_episode(
@@ -154,6 +156,7 @@ def test_an_exchange_is_an_episode_with_session_and_feedback(store, clock):
     assert "- **" + first.key + "** (2026-01-01, rated -2): Q: What is the capital" in line
 
 
+@BOTH_BACKENDS
 def test_a_key_given_again_updates_the_episode_and_history_keeps_the_old(store, clock):
     store.record_episode("Started the benchmark run.", key="run.42", outcome="running")
     clock.advance(ms=10)
@@ -167,6 +170,7 @@ def test_a_key_given_again_updates_the_episode_and_history_keeps_the_old(store, 
     assert store.history("episodes", "run.42")[0].value == "Started the benchmark run."
 
 
+@BOTH_BACKENDS
 def test_episodes_are_searched_by_words_and_facts_are_not_episodes(store):
     store.upsert("project", "compression", "We compress contexts with summaries.")
     episode = store.record_episode(**OBSERVATION)
@@ -181,6 +185,7 @@ def test_episodes_are_searched_by_words_and_facts_are_not_episodes(store):
         assert empty_episodes.search_episodes("context") == []
 
 
+@BOTH_BACKENDS
 def test_an_episode_is_found_by_meaning_with_the_semantic_leg(store, meaning):
     episode = store.record_episode(**OBSERVATION)
     store.semantic.reindex(MEANING)
@@ -193,6 +198,7 @@ def test_an_episode_is_found_by_meaning_with_the_semantic_leg(store, meaning):
     assert store.search_episodes("Australian geography")[0].episode.id == other.id
 
 
+@BOTH_BACKENDS
 def test_the_agent_loop_recalls_an_episode_and_says_what_it_used(store, clock, meaning):
     """Several turns, each recording an episode and the facts extracted from it; a later
     question in a new session retrieves an earlier episode by meaning; the retrieval log then
@@ -269,6 +275,7 @@ def test_the_agent_loop_recalls_an_episode_and_says_what_it_used(store, clock, m
     assert [r.run for r in store.retrievals(session="s-1")] == ["turn-2", "turn-1"]
 
 
+@BOTH_BACKENDS
 def test_episodes_have_their_own_budget_and_heading_and_leave_the_facts_alone(store):
     store.upsert("project", "context.compression", "Summaries cut the context by 60-80%.")
     store.record_episode(**OBSERVATION)
@@ -299,6 +306,7 @@ def test_episodes_have_their_own_budget_and_heading_and_leave_the_facts_alone(st
     assert twice.text.count("Covered the top 5") == 1
 
 
+@BOTH_BACKENDS
 def test_only_the_episodes_in_the_text_count_as_accessed(store):
     kept = store.record_episode("Compressed the context with summaries.", title="Compression")
     long = store.record_episode("Compressed the context " + "with many words " * 80, title="Long")
@@ -310,6 +318,7 @@ def test_only_the_episodes_in_the_text_count_as_accessed(store):
     assert store.get_episode(long.id).access_count == 0
 
 
+@BOTH_BACKENDS
 def test_episodes_are_pruned_by_their_slots_policy_and_restored_whole(store, clock):
     store.upsert("project", "stack", "Python")
     old = [store.record_episode(f"Run number {n} finished.", run=f"r{n}") for n in range(3)]
@@ -325,6 +334,7 @@ def test_episodes_are_pruned_by_their_slots_policy_and_restored_whole(store, clo
     assert store.get_episode(gone.id).run == "r0"  # its metadata was kept, as history is
 
 
+@BOTH_BACKENDS
 def test_the_facts_a_flush_wrote_are_linked_to_the_episode(store, mock_models):
     """The flusher extracts the facts of a conversation; the conversation is the episode."""
     from slotmem.ingest.flusher import flush
@@ -345,6 +355,7 @@ def test_the_facts_a_flush_wrote_are_linked_to_the_episode(store, mock_models):
     assert store.fact_episodes("user", "home_city")[0].session == "chat-7"
 
 
+@BOTH_BACKENDS
 def test_undo_flush_reverts_the_facts_an_episode_wrote(store):
     store.upsert("project", "rag.vs.static", "Static context is enough.")
     episode = store.record_episode(**OBSERVATION)
@@ -427,7 +438,9 @@ BAD_EPISODES = [
 
 
 @pytest.mark.parametrize("arguments,message", BAD_EPISODES, ids=lambda v: str(v)[:40])
+@BOTH_BACKENDS
 def test_bad_episodes_are_refused_with_one_line_and_write_nothing(store, arguments, message):
+    arguments = dict(arguments)  # shared by both backends
     text = arguments.pop("text")
     with pytest.raises(InvalidInput, match=re.escape(message)) as error:
         store.record_episode(text, **arguments)
@@ -435,6 +448,7 @@ def test_bad_episodes_are_refused_with_one_line_and_write_nothing(store, argumen
     assert store.stats()["facts"] == 0 and store.list_episodes() == []
 
 
+@BOTH_BACKENDS
 def test_bad_links_retrievals_and_context_options_are_refused(store):
     episode = store.record_episode("Ran it.")
     store.upsert("user", "k", "v")
@@ -472,6 +486,7 @@ def test_bad_links_retrievals_and_context_options_are_refused(store):
     assert store.retrievals() == [] and store.get("user", "k").access_count == 0
 
 
+@BOTH_BACKENDS
 def test_happened_at_takes_durations_and_days(store, clock):
     episode = store.record_episode("Yesterday's run.", happened_at="1d")
     assert episode.happened_at == clock.now - DAY_MS
@@ -582,8 +597,33 @@ def test_the_command_line_refuses_bad_input_with_one_line(db_path, args, message
         assert store.stats()["facts"] == 0 and store.retrievals() == []
 
 
+@BOTH_BACKENDS
 def test_a_run_recorded_with_less_confidence_ranks_below_its_twin(store):
     strong = store.record_episode("Benchmarked the parser on malformed replies.", score=9.1)
     weak = store.record_episode("Benchmarked the parser on malformed replies.", confidence=0.5)
     hits = store.search_episodes("benchmarked parser", semantic=False)
     assert [h.episode.id for h in hits] == [strong.id, weak.id]  # a tie goes to the later
+
+
+@BOTH_BACKENDS
+def test_an_episode_cannot_change_a_protected_fact_unless_allowed(store):
+    store.upsert("user", "owner", "Maja owns this memory.", protect=True)
+    attempts = [
+        {"slot": "user", "key": "owner", "text": "Someone else owns it."},
+        {"slot": "user", "key": "Owner", "text": "Maja owns this memory."},  # would become one
+        {
+            "facts": [
+                {"slot": "user", "key": "owner", "value": "Maja owns this memory.", "ttl": "1d"}
+            ]
+        },
+        {"facts": [{"slot": "user", "key": "ＯＷＮＥＲ", "value": "Someone else."}]},
+    ]
+    for attempt in attempts:
+        attempt.setdefault("text", "The agent's run")
+        with pytest.raises(ProtectedFact, match="user/owner is protected"):
+            store.record_episode(**attempt, title="run")
+    assert store.list_episodes() == [] and store.stats()["facts"] == 1
+    fact = store.get("user", "owner")
+    assert (fact.value, fact.expires_at) == ("Maja owns this memory.", None)
+    store.record_episode("Maja's own note", slot="user", key="owner", allow_protected=True)
+    assert store.get("user", "owner").value == "Maja's own note"  # a person may

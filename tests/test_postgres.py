@@ -230,12 +230,8 @@ def test_a_missing_memory_is_not_created_by_a_read(pg_url):
 
 
 def test_unsupported_operations_say_so_in_one_line(pg_store):
-    with pytest.raises(SlotmemError, match=r"^list_episodes is not available on PostgreSQL yet"):
-        pg_store.list_episodes()
     with pytest.raises(SlotmemError, match=r"^backup is file-only \(Litestream/WAL"):
         pg_store.backup("/tmp/x.db")
-    with pytest.raises(SlotmemError, match="^record_episode is not available on PostgreSQL yet"):
-        pg_store.record_episode("we talked")
     with pytest.raises(AttributeError):
         pg_store.no_such_method  # noqa: B018
 
@@ -270,9 +266,10 @@ def test_import_of_what_postgres_cannot_hold_yet_writes_nothing(pg_store, tmp_pa
     with Store(tmp_path / "m.db", create=True) as file:
         file.upsert("a", "b", "c")
         file.upsert("a", "d", "e")
-        file.record_episode("we talked about a")
+        file.record_retrieval("q", [{"id": "x", "slot": "a", "key": "b", "value": "c",
+                                     "included": True}])  # fmt: skip
         records = file.export()
-    with pytest.raises(InvalidInput, match="episodes, provenance or retrievals, which are not"):
+    with pytest.raises(InvalidInput, match="holds retrievals .the retrieval log., which an"):
         pg_store.import_records([json.dumps(r) for r in records])
     assert pg_store.get("a", "b") is None
 

@@ -123,3 +123,43 @@ def test_explanations_agree(both):
         assert a.explanation["terms"].keys() == b.explanation["terms"].keys()
         for term, part in a.explanation["terms"].items():
             assert part == pytest.approx(b.explanation["terms"][term], rel=1e-12)
+
+
+def test_episode_search_is_the_files(tmp_path, pg_url, clock):
+    """search_episodes on the server ranks a small corpus of episodes as the file does: the
+    same episodes, in the same order, with the same scores."""
+    items = corpus(n=60, seed=11)
+    with (
+        Store(tmp_path / "e.db", create=True, clock=clock) as file,
+        Store(pg_url, create=True, clock=clock) as server,
+    ):
+        for number, item in enumerate(items):
+            for store in (file, server):
+                store.record_episode(
+                    item["value"],
+                    slot="runs" if number % 3 else "episodes",
+                    key=item["key"],
+                    run=f"r{number}",
+                    session=f"s{number % 2}",
+                    confidence=item["confidence"],
+                )
+            clock.advance(ms=1)
+        server.refresh_statistics()
+
+        def found(store, text, **options):
+            hits = store.search_episodes(
+                text, limit=8, semantic=False, track_access=False, **options
+            )
+            return [
+                (h.episode.slot, h.episode.key, h.episode.run, round(h.search_score, 9),
+                 round(h.relevance, 9))
+                for h in hits
+            ]  # fmt: skip
+
+        answered = 0
+        for text in queries()[:25]:
+            expected = found(file, text)
+            assert found(server, text) == expected, text
+            assert found(server, text, session="s1") == found(file, text, session="s1"), text
+            answered += bool(expected)
+        assert answered >= 20

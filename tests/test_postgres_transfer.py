@@ -63,6 +63,44 @@ def test_file_to_server_to_file(tmp_path, pg_url, clock):
         assert _feedback(back.export()) == _feedback(exported)
 
 
+def _episode_records(records):
+    return [r for r in records if r.get("type") in ("episode", "provenance")]
+
+
+def test_episodes_and_provenance_go_file_to_server_to_file(tmp_path, pg_url, clock):
+    with Store(tmp_path / "a.db", create=True, clock=clock) as file:
+        episode = file.record_episode(
+            "Benchmarked the parser.",
+            run="r1",
+            session="s1",
+            score=8.5,
+            data={"k": [1, "ü"]},
+            facts=[{"slot": "project", "key": "parser", "value": "The parser is fast."}],
+        )
+        file.upsert("user", "k", "v")
+        file.link_facts(episode.id, [("user", "k")])
+        exported = file.export()
+        episodes = file.list_episodes()
+    with Store(pg_url, create=True, clock=clock) as server:
+        report = server.import_records(_lines(exported), trusted=True)
+        assert report.records["episodes"] == 1 and report.records["provenance links"] == 2
+        assert server.list_episodes() == episodes
+        assert [f.key for f in server.episode_facts(episode.id)] == ["parser", "k"]
+        assert server.fact_episodes("user", "k")[0].id == episode.id
+        again = server.export()
+        assert _episode_records(again) == _episode_records(exported)
+        assert _episode_records(server.export(slot="episodes")) == _episode_records(
+            exported
+        )  # the slot's episode and the links of its facts
+        # imported again: nothing new (the same rows are there)
+        report = server.import_records(_lines(again), trusted=True)
+        assert report.records["episodes"] == 0 and report.records["provenance links"] == 0
+    with Store(tmp_path / "b.db", create=True, clock=clock) as back:
+        back.import_records(_lines(again), trusted=True)
+        assert back.list_episodes() == episodes
+        assert _episode_records(back.export()) == _episode_records(exported)
+
+
 def test_server_export_is_its_own_and_a_file_written_by_hand_is_scanned(pg_store, tmp_path):
     pg_store.upsert("user", "diet", "vegetarian", protect=True)
     mine = pg_store.export()

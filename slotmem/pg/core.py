@@ -18,10 +18,7 @@ from .vectors import PgVectors
 
 log = logging.getLogger(__name__)
 
-NOT_YET = {  # the Store's public methods PostgreSQL does not have yet (docs/scaling.md)
-    "episode_facts", "fact_episodes", "get_episode", "link_facts", "list_episodes",
-    "record_episode", "search_episodes",
-}  # fmt: skip
+NOT_YET: set[str] = set()  # the Store's public methods PostgreSQL does not have yet
 FILE_ONLY = {"backup", "checkpoint"}  # WAL checkpoints and file copies: the file's own
 
 

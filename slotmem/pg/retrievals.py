@@ -1,8 +1,8 @@
 """PostgresStore's retrieval log (``memory_retrievals`` and ``memory_retrieval_items``,
 migrations/0007_retrievals.sql): record_retrieval, retrievals, get_retrieval and
 prune_retrievals with slotmem.store.episodes' validation and records
-(slotmem.storage.retrievals.Retrieval). Every item is a ``fact``: episodes are not on
-PostgreSQL yet. The log moves with an export of the whole memory only on a file for now."""
+(slotmem.storage.retrievals.Retrieval); an item is an ``episode`` when its fact is one.
+The log moves with an export of the whole memory only on a file for now."""
 
 from __future__ import annotations
 
@@ -49,11 +49,23 @@ class Retrievals(Core):
                 "VALUES (%s, %s, %s, %s, %s) RETURNING id",
                 (self.clock(), query, session, run, tokens),
             ).fetchone()["id"]
+            episodes = {
+                row["fact_id"]
+                for row in self.conn.execute(
+                    "SELECT fact_id FROM memory_episodes WHERE fact_id = ANY(%s)",
+                    ([item[0] for item in checked],),
+                )
+            }  # an item is an ``episode`` when its fact is one, as on the file
+            rows = [
+                (retrieval_id, position, item[0], "episode" if item[0] in episodes else "fact",
+                 *item[1:])
+                for position, item in enumerate(checked, 1)
+            ]  # fmt: skip
             with self.conn.cursor() as cur:
                 cur.executemany(
                     f"INSERT INTO memory_retrieval_items (retrieval_id, {ITEM_COLUMNS}) "
-                    "VALUES (%s, %s, %s, 'fact', %s, %s, %s, %s, %s, %s)",
-                    [(retrieval_id, position, *item) for position, item in enumerate(checked, 1)],
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    rows,
                 )
             [retrieval] = self._listed(ids=[retrieval_id])
         return retrieval

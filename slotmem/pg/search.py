@@ -241,7 +241,9 @@ def statement(
         "k1p1": K1 + 1.0,
         "omb": 1 - B,
         "b": B,
-        "avgdl": float(current.tokens) / float(current.facts or 1),
+        # statistics refreshed while the memory was empty (the refresh runs later, in the
+        # background) have no tokens: no length normalisation then, not a division by zero
+        "avgdl": float(current.tokens) / float(current.facts) if current.tokens else 1.0,
         "kw": float(ranking.key_weight),
         "vw": float(ranking.value_weight),
     }

@@ -2,7 +2,8 @@
 one class per concern as the Store is composed: core.py (opening, connections, the lock, the
 refusals), writes.py, reads.py, upkeep.py, policies.py (slot policies), cursors.py (the
 flusher's cursors, undo_flush), links.py (links between facts, ``about``),
-dedupe.py (near-duplicates, by words), retrievals.py (the retrieval log).
+dedupe.py (near-duplicates, by words), episodes.py (episodes and their provenance),
+retrievals.py (the retrieval log).
 
 The decisions are the Store's, imported: validation and key forms (slotmem.validation), expiry
 (validation.expiry), protection (the same ProtectedFact), unchanged detection (value,
@@ -21,6 +22,7 @@ from __future__ import annotations
 from .core import FILE_ONLY, NOT_YET, Core, now_ms
 from .cursors import Cursors
 from .dedupe import Dedupe
+from .episodes import Episodes
 from .links import Links
 from .policies import Policies
 from .reads import Reads
@@ -31,6 +33,8 @@ from .writes import Writes
 __all__ = ["FILE_ONLY", "NOT_YET", "PostgresStore", "now_ms"]
 
 
-class PostgresStore(Dedupe, Links, Cursors, Retrievals, Upkeep, Policies, Reads, Writes, Core):
+class PostgresStore(
+    Dedupe, Episodes, Links, Cursors, Retrievals, Upkeep, Policies, Reads, Writes, Core
+):
     """Facts in slots, in one schema of a PostgreSQL database. Safe to share between threads,
     processes and hosts."""

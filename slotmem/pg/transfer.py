@@ -8,8 +8,9 @@ line refuses the file) and applied here with the file's rules (``transfer.apply`
 replace and skip-existing; protected facts kept from a file that is not the memory's own).
 Slot policies (and the default policy), the flusher's cursors and links go both ways, with the
 file's rules (slotmem.storage.transfer._set_policies, transfer_episodes' cursors,
-transfer_links.apply). Episodes and the retrieval log are not on PostgreSQL yet: an export has
-none, and an import of a file that holds some refuses it (nothing is written)."""
+transfer_links.apply), and so do episodes and their provenance (transfer_episodes.apply's
+rules). The retrieval log does not move yet: an export has none, and an import of a file that
+holds some refuses it (nothing is written)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from collections.abc import Iterator
 from .. import validation
 from ..errors import InvalidInput
 from ..records import FACT_COLUMNS, Change, ChangeReport, Fact, SlotPolicy
-from ..storage import retention, transfer_links
+from ..storage import retention, transfer_episodes, transfer_links
 from ..storage import transfer as file_transfer
 from . import tags as fact_tags
 from . import tokens
@@ -34,6 +35,8 @@ KEPT = ", ".join(name for name in FACT_COLUMNS if name != "id")
 POLICY_FIELDS = file_transfer.POLICY_FIELDS
 CURSOR_FIELDS = ("source", "messages", "prefix_hash", "flushed_at")
 LINK_FIELDS = transfer_links.FIELDS
+EPISODE_FIELDS = transfer_episodes.EPISODE_FIELDS
+PROVENANCE_FIELDS = transfer_episodes.LINK_FIELDS
 
 
 def export_key(conn) -> bytes:
@@ -97,6 +100,8 @@ def _records(conn, slot: str | None) -> Iterator[dict]:
         ).fetchone()
         if saved is not None:
             yield {"type": "default_policy", **json.loads(saved["value"])}
+    yield from _episode_records(conn, slot)
+    if not slot:
         for row in conn.execute(
             f"SELECT {', '.join(CURSOR_FIELDS)} FROM memory_flush_cursors ORDER BY source"
         ):
@@ -117,21 +122,27 @@ def _records(conn, slot: str | None) -> Iterator[dict]:
 def apply(conn, parsed: file_transfer.Parsed, mode: str, *, now: int) -> ChangeReport:
     """Import ``parsed`` inside the caller's transaction (which holds the memory's lock)."""
     more = parsed.more
-    if more.episodes or more.links or more.retrievals:
+    if more.retrievals:
         raise InvalidInput(
-            "the file holds episodes, provenance or retrievals, which are not available on "
-            "PostgreSQL yet: nothing was imported"
+            "the file holds retrievals (the retrieval log), which an import on PostgreSQL does "
+            "not take yet: nothing was imported"
         )
     report = ChangeReport()
     ids: dict[str, str] = {}
+    won: set[str] = set()  # the imported fact ids whose fact was written
     for _, fact in parsed.facts:
-        report.changes.append(_import_fact(conn, fact, mode, now, ids, parsed.keeps_protected))
+        change = _import_fact(conn, fact, mode, now, ids, parsed.keeps_protected)
+        report.changes.append(change)
+        if change.action in ("added", "updated"):
+            won.add(fact.id)
     if mode == "replace":
         report.changes += _remove_others(conn, parsed, now)
     report.records = {
         "history rows": _add_history(conn, parsed, ids),
         "feedback rows": _add_feedback(conn, parsed, ids),
         "policies": _set_policies(conn, parsed, mode),
+        "episodes": _set_episodes(conn, parsed, mode, ids, won),
+        "provenance links": _add_provenance(conn, parsed, ids),
         "flush cursors": _set_cursors(conn, parsed, mode),
         "links": _add_links(conn, parsed),
     }
@@ -366,4 +377,78 @@ def _add_feedback(conn, parsed: file_transfer.Parsed, ids: dict) -> int:
                 "VALUES (%s, %s, %s, %s)",
                 new,
             )
+    return len(new)
+
+
+def _episode_records(conn, slot: str | None) -> Iterator[dict]:
+    """transfer_episodes.export's episode and provenance records (of ``slot``'s facts)."""
+    ids = ""
+    params: tuple = ()
+    if slot:
+        ids = (
+            "(SELECT id FROM memory_facts WHERE slot = %s"
+            " UNION SELECT fact_id FROM memory_fact_history WHERE slot = %s)"
+        )
+        params = (slot, slot)
+    where = f"WHERE fact_id IN {ids}" if slot else ""
+    for row in conn.execute(
+        f"SELECT {', '.join(EPISODE_FIELDS)} FROM memory_episodes {where} "
+        "ORDER BY happened_at, fact_id",
+        params,
+    ):
+        record = {name: row[name] for name in EPISODE_FIELDS}
+        record["data"] = None if record["data"] is None else json.loads(record["data"])
+        yield {"type": "episode", **record}
+    where = f"WHERE fact_id IN {ids} OR episode_id IN {ids}" if slot else ""
+    for row in conn.execute(
+        f"SELECT {', '.join(PROVENANCE_FIELDS)} FROM memory_provenance {where} "
+        "ORDER BY linked_at, episode_id, fact_id",
+        params * 2,
+    ):
+        yield {"type": "provenance", **{name: row[name] for name in PROVENANCE_FIELDS}}
+
+
+def _set_episodes(conn, parsed: file_transfer.Parsed, mode: str, ids: dict, won: set) -> int:
+    """transfer_episodes' rules: ``replace`` sets the file's row; ``merge`` where there is
+    none here or the file's fact won; ``skip-existing`` only where there is none here."""
+    done = 0
+    for _, (fact_id, *fields) in parsed.more.episodes:
+        here_id = ids.get(fact_id, fact_id)
+        row = conn.execute(
+            f"SELECT {', '.join(EPISODE_FIELDS[1:])} FROM memory_episodes WHERE fact_id = %s",
+            (here_id,),
+        ).fetchone()
+        there = None if row is None else tuple(row[name] for name in EPISODE_FIELDS[1:])
+        if there == tuple(fields):
+            continue
+        if there is not None and (
+            mode == "skip-existing" or mode == "merge" and fact_id not in won
+        ):
+            continue
+        done += 1
+        updates = ", ".join(f"{name} = excluded.{name}" for name in EPISODE_FIELDS[1:])
+        conn.execute(
+            f"INSERT INTO memory_episodes ({', '.join(EPISODE_FIELDS)}) "
+            f"VALUES ({', '.join(['%s'] * len(EPISODE_FIELDS))}) "
+            f"ON CONFLICT (fact_id) DO UPDATE SET {updates}",
+            (here_id, *fields),
+        )
+    return done
+
+
+def _add_provenance(conn, parsed: file_transfer.Parsed, ids: dict) -> int:
+    """transfer_episodes' rule: a link is added unless it is here, in every mode."""
+    new: dict[tuple[str, str], int] = {}
+    for _, (fact_id, episode_id, linked_at) in parsed.more.links:
+        pair = (ids.get(fact_id, fact_id), ids.get(episode_id, episode_id))
+        there = conn.execute(
+            "SELECT 1 FROM memory_provenance WHERE fact_id = %s AND episode_id = %s", pair
+        ).fetchone()
+        if there is None:
+            new.setdefault(pair, linked_at)
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO memory_provenance (fact_id, episode_id, linked_at) VALUES (%s, %s, %s)",
+            [(*pair, linked_at) for pair, linked_at in new.items()],
+        )
     return len(new)

@@ -4,26 +4,25 @@ builds put into prompts (slotmem.storage.episodes, slotmem.storage.retrievals)."
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from .. import validation
 from ..errors import InvalidInput, protected_error
 from ..records import Fact
+from ..storage import episode_checks as checks
 from .core import _translated
 from .reads import Reads
-from .writes import EXPIRY, Writes, _changed, _expiry
+from .writes import Writes, _changed
 
 if TYPE_CHECKING:
     from ..storage.episodes import Episode, EpisodeHit
     from ..storage.retrievals import Retrieval
 
-EPISODES_SLOT = "episodes"  # where record_episode writes unless told
-MAX_LABEL_CHARS = 200  # a title, session, run or outcome: one line
-MAX_DATA_CHARS = 10_000  # an episode's other data, as JSON
-FACT_FIELDS = {"slot", "key", "value", "confidence", "source", *EXPIRY}
+EPISODES_SLOT = checks.EPISODES_SLOT
+MAX_LABEL_CHARS = checks.MAX_LABEL_CHARS
+MAX_DATA_CHARS = checks.MAX_DATA_CHARS
+FACT_FIELDS = checks.FACT_FIELDS
 
 
 class Episodes(Writes, Reads):
@@ -63,15 +62,7 @@ class Episodes(Writes, Reads):
         ``allow_protected``."""
         now = self.clock()
         title = _label(title, "title")
-        fields = {
-            "title": title,
-            "task": None if task is None else validation.text(task, "task", 4000),
-            "session": _label(session, "session"),
-            "run": _label(run, "run"),
-            "outcome": _label(outcome, "outcome"),
-            "score": _score(score),
-            "data": _data(data),
-        }
+        fields = checks.fields(title, task, session, run, outcome, score, data)
         when = now if happened_at is None else validation.moment(happened_at, now, "happened_at")
         slot = validation.slot(slot)
         key = validation.key(key) if key is not None else _new_key(title)
@@ -284,83 +275,11 @@ def _log():
     return retrievals
 
 
-def _label(value, what: str) -> str | None:
-    return (
-        None if value is None else validation.text(value, what, MAX_LABEL_CHARS, single_line=True)
-    )
-
-
-def _id(value) -> str:
-    return validation.text(value, "id", MAX_LABEL_CHARS, single_line=True)
-
-
-def _score(value) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidInput(f"score must be a finite number, not {value!r}")
-    return float(value)
-
-
-def _data(value) -> dict | None:
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        raise InvalidInput(f"data must be a JSON object (a dict), not {type(value).__name__}")
-    import json  # here: a read needs none of it
-
-    try:
-        text = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise InvalidInput(f"data must be a JSON object: {e}") from None
-    if len(text) > MAX_DATA_CHARS:
-        raise InvalidInput(f"data is {len(text)} characters as JSON; the limit is {MAX_DATA_CHARS}")
-    return json.loads(text)
-
-
-def _new_key(title: str | None) -> str:
-    """A key no other episode has: words of the title (found by the word index too), then
-    random hex."""
-    words = re.sub(r"[^\w]+", "-", (title or "episode").lower()).strip("-")[:60].strip("-")
-    import secrets
-
-    return f"{words or 'episode'}.{secrets.token_hex(4)}"
-
-
-def _pair(fact) -> tuple[str, str]:
-    if isinstance(fact, str) and "/" in fact:
-        slot, _, key = fact.partition("/")
-        return slot, key
-    if isinstance(fact, (tuple, list)) and len(fact) == 2:
-        return fact[0], fact[1]
-    raise InvalidInput(f"give each fact as a Fact, a (slot, key) pair or 'slot/key', not {fact!r}")
-
-
-def _fact_items(items: Iterable[Mapping], now: int) -> list[tuple]:
-    """``facts`` of record_episode, each checked as ``upsert_many`` checks its items."""
-    if isinstance(items, (str, bytes, Mapping)):
-        raise InvalidInput("facts must be a list of items (slot, key, value, ...)")
-    checked = []
-    for number, item in enumerate(items):
-        try:
-            if not isinstance(item, Mapping):
-                raise InvalidInput(f"needs slot, key and value, not {item!r}")
-            extra = set(item) - FACT_FIELDS
-            if extra:
-                raise InvalidInput(f"unknown field(s) {sorted(extra)}")
-            fact = validation.fact(
-                item["slot"],
-                item["key"],
-                item["value"],
-                item.get("confidence", 1.0),
-                item.get("source"),
-            )
-            checked.append((*fact, _expiry(item.get("ttl"), item.get("expires_at"), now)))
-        except KeyError as e:
-            raise InvalidInput(f"fact {number}: needs slot, key and value (no {e})") from None
-        except InvalidInput as e:
-            raise InvalidInput(f"fact {number}: {e}") from None
-    return checked
+_label = checks.label
+_id = checks.episode_id
+_new_key = checks.new_key
+_pair = checks.pair
+_fact_items = checks.fact_items
 
 
 def _item(number: int, item) -> tuple:
