@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from .. import validation
-from ..errors import SlotmemError, file_only
+from ..errors import file_only
 from ..search import Ranking
 from . import search as pg_search
 from . import server
@@ -18,7 +18,6 @@ from .vectors import PgVectors
 
 log = logging.getLogger(__name__)
 
-NOT_YET: set[str] = set()  # the Store's public methods PostgreSQL does not have yet
 FILE_ONLY = {"backup", "checkpoint"}  # WAL checkpoints and file copies: the file's own
 
 
@@ -131,8 +130,6 @@ class Core:
     def __getattr__(self, name: str):
         if name in FILE_ONLY:
             raise file_only(name)
-        if name in NOT_YET:
-            raise SlotmemError(f"{name} is not available on PostgreSQL yet (docs/scaling.md)")
         raise AttributeError(name)
 
     def _writable(self) -> None:

@@ -1,4 +1,4 @@
-"""PostgresStore: the Store's public methods for a memory on PostgreSQL (the supported subset),
+"""PostgresStore: the Store's public methods for a memory on PostgreSQL,
 one class per concern as the Store is composed: core.py (opening, connections, the lock, the
 refusals), writes.py, reads.py, upkeep.py, policies.py (slot policies), cursors.py (the
 flusher's cursors, undo_flush), links.py (links between facts, ``about``),
@@ -14,12 +14,11 @@ write locks its row (``SELECT ... FOR UPDATE``, and ``INSERT ... ON CONFLICT`` f
 whose conflict makes the loser re-read the winner's row), and a read-decide-write over many
 rows (prune, import, ``transaction()``) holds the memory's advisory lock.
 
-A method of the Store this class does not have raises one line: "not available on PostgreSQL
-yet", or, for what only a file has (WAL checkpoints, file backups), "file-only"."""
+What only a file has (WAL checkpoints, file backups) raises one line: "file-only"."""
 
 from __future__ import annotations
 
-from .core import FILE_ONLY, NOT_YET, Core, now_ms
+from .core import FILE_ONLY, Core, now_ms
 from .cursors import Cursors
 from .dedupe import Dedupe
 from .episodes import Episodes
@@ -30,7 +29,7 @@ from .retrievals import Retrievals
 from .upkeep import Upkeep
 from .writes import Writes
 
-__all__ = ["FILE_ONLY", "NOT_YET", "PostgresStore", "now_ms"]
+__all__ = ["FILE_ONLY", "PostgresStore", "now_ms"]
 
 
 class PostgresStore(
