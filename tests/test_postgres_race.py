@@ -6,14 +6,14 @@ import multiprocessing
 
 from slotmem import Store
 
-WRITERS = 4
-ROUNDS = 30
+WRITERS = 8  # as issue 26 asks: 8 processes on hot keys
+ROUNDS = 15
 KEYS = 5
 
 
 def _upsert_hot_keys(url, writer, start):
     with Store(url) as store:
-        start.wait(60)
+        start.wait(300)
         for i in range(ROUNDS):
             for k in range(KEYS):
                 store.upsert("hot", f"key{k}", f"writer {writer} round {i}")
@@ -21,7 +21,7 @@ def _upsert_hot_keys(url, writer, start):
 
 def _batch_new_keys(url, writer, start):
     with Store(url) as store:
-        start.wait(60)
+        start.wait(300)
         for i in range(ROUNDS):
             results = store.upsert_many(
                 [{"slot": "new", "key": f"r{i}.k{k}", "value": f"w{writer}"} for k in range(KEYS)]
@@ -31,7 +31,7 @@ def _batch_new_keys(url, writer, start):
 
 def _increment(url, start):
     with Store(url) as store:
-        start.wait(60)
+        start.wait(300)
         for _ in range(ROUNDS):
             with store.transaction():
                 fact = store.get("count", "n")
@@ -46,7 +46,7 @@ def _run(target, args_of):
         p.start()
     start.set()
     for p in procs:
-        p.join(120)
+        p.join(300)  # generous: a loaded 2-core machine
     assert [p.exitcode for p in procs] == [0] * WRITERS
 
 
