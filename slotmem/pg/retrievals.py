@@ -10,14 +10,13 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from .. import validation
-from ..errors import InvalidInput
+from ..storage import episode_checks as checks
 from . import server
 from .core import Core
 
 if TYPE_CHECKING:
     from ..storage.retrievals import Retrieval
 
-MAX_LABEL_CHARS = 200  # a session, run, id or reason: one line (slotmem.store.episodes')
 USED = "id IN (SELECT retrieval_id FROM memory_retrieval_items WHERE fact_id = %s AND included)"
 ITEM_COLUMNS = "position, fact_id, kind, slot, key, value, relevance, included, reason"
 
@@ -40,9 +39,9 @@ class Retrievals(Core):
         optionally ``relevance`` and ``reason``)."""
         self._writable()
         query = validation.text(query, "query", 4000)
-        checked = [_item(number, item) for number, item in enumerate(items)]
+        checked = [checks.retrieval_item(number, item) for number, item in enumerate(items)]
         tokens = validation.count(tokens, "tokens")
-        session, run = _label(session, "session"), _label(run, "run")
+        session, run = checks.label(session, "session"), checks.label(run, "run")
         with self.conn.transaction():
             retrieval_id = self.conn.execute(
                 "INSERT INTO memory_retrievals (at, query, session, run, tokens) "
@@ -84,9 +83,9 @@ class Retrievals(Core):
         """As Store.retrievals: recorded context builds, latest first."""
         start, stop = validation.window(since, until, self.clock())
         return self._listed(
-            session=_label(session, "session"),
-            run=_label(run, "run"),
-            fact_id=None if fact_id is None else _id(fact_id),
+            session=checks.label(session, "session"),
+            run=checks.label(run, "run"),
+            fact_id=None if fact_id is None else checks.episode_id(fact_id),
             since=start,
             until=stop,
             limit=None if limit is None else validation.count(limit, "limit"),
@@ -145,38 +144,3 @@ class Retrievals(Core):
                       tuple(items[r["id"]]))
             for r in found
         ]  # fmt: skip
-
-
-def _label(value, what: str) -> str | None:
-    return (
-        None if value is None else validation.text(value, what, MAX_LABEL_CHARS, single_line=True)
-    )
-
-
-def _id(value) -> str:
-    return validation.text(value, "id", MAX_LABEL_CHARS, single_line=True)
-
-
-def _item(number: int, item) -> tuple:
-    """An item of record_retrieval, checked as the file checks it: (fact_id, slot, key,
-    value, relevance, included, reason)."""
-    if not isinstance(item, Mapping):
-        raise InvalidInput(f"item {number}: must be a mapping (id, slot, key, value, included)")
-    try:
-        relevance = item.get("relevance")
-        reason = item.get("reason")
-        return (
-            _id(item["id"]),
-            validation.slot(item["slot"]),
-            validation.key(item["key"]),
-            validation.text(item["value"], "value", 20_000),
-            None if relevance is None else validation.relevance(relevance, "relevance"),
-            bool(item["included"]),
-            None if reason is None else _label(reason, "reason"),
-        )
-    except KeyError as e:
-        raise InvalidInput(
-            f"item {number}: needs id, slot, key, value and included (no {e})"
-        ) from None
-    except InvalidInput as e:
-        raise InvalidInput(f"item {number}: {e}") from None

@@ -1,6 +1,6 @@
 """The checks of an episode's input, shared by the file (slotmem.store.episodes) and
 PostgreSQL (slotmem.pg.episodes): labels, score, data, the new key, the facts written with it,
-the facts to link. Pure: no SQL, one-line InvalidInput errors."""
+the facts to link, and a retrieval log's items. Pure: no SQL, one-line InvalidInput errors."""
 
 from __future__ import annotations
 
@@ -109,3 +109,28 @@ def fact_items(items: Iterable[Mapping], now: int) -> list[tuple]:
         except InvalidInput as e:
             raise InvalidInput(f"fact {number}: {e}") from None
     return checked
+
+
+def retrieval_item(number: int, item) -> tuple:
+    """An item of record_retrieval, checked: (fact_id, slot, key, value, relevance,
+    included, reason)."""
+    if not isinstance(item, Mapping):
+        raise InvalidInput(f"item {number}: must be a mapping (id, slot, key, value, included)")
+    try:
+        relevance = item.get("relevance")
+        reason = item.get("reason")
+        return (
+            episode_id(item["id"]),
+            validation.slot(item["slot"]),
+            validation.key(item["key"]),
+            validation.text(item["value"], "value", 20_000),
+            None if relevance is None else validation.relevance(relevance, "relevance"),
+            bool(item["included"]),
+            None if reason is None else label(reason, "reason"),
+        )
+    except KeyError as e:
+        raise InvalidInput(
+            f"item {number}: needs id, slot, key, value and included (no {e})"
+        ) from None
+    except InvalidInput as e:
+        raise InvalidInput(f"item {number}: {e}") from None

@@ -280,28 +280,4 @@ _id = checks.episode_id
 _new_key = checks.new_key
 _pair = checks.pair
 _fact_items = checks.fact_items
-
-
-def _item(number: int, item) -> tuple:
-    """An item of record_retrieval, checked: (fact_id, slot, key, value, relevance,
-    included, reason)."""
-    if not isinstance(item, Mapping):
-        raise InvalidInput(f"item {number}: must be a mapping (id, slot, key, value, included)")
-    try:
-        relevance = item.get("relevance")
-        reason = item.get("reason")
-        return (
-            _id(item["id"]),
-            validation.slot(item["slot"]),
-            validation.key(item["key"]),
-            validation.text(item["value"], "value", 20_000),
-            None if relevance is None else validation.relevance(relevance, "relevance"),
-            bool(item["included"]),
-            None if reason is None else _label(reason, "reason"),
-        )
-    except KeyError as e:
-        raise InvalidInput(
-            f"item {number}: needs id, slot, key, value and included (no {e})"
-        ) from None
-    except InvalidInput as e:
-        raise InvalidInput(f"item {number}: {e}") from None
+_item = checks.retrieval_item
