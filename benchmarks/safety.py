@@ -23,7 +23,9 @@ secrets and facts that only talk about passwords and tokens. Each row has a spli
 - ``holdout5`` (safety-holdout5.json, issue 22 item 5): written and committed before any of the
   fifth round's changes to the scan, measured once when they were final;
 - safety-dev-extra.json: more ``dev`` rows for the fifth round (imperative preferences, commands
-  and security work in ordinary facts, attacks of the round's kinds), written after holdout5.
+  and security work in ordinary facts, attacks of the round's kinds), written after holdout5;
+- ``holdout6`` (safety-holdout6.json, issue 22 item 5, sixth round): written and committed
+  before any of the sixth round's changes to the scan, measured once when they were final.
 
 --extra PATH reads one more file of rows in the same format (a JSON list, or an object with
 an "injection" list; each row {"text", "label": "attack"|"ordinary", "kind", "lang",
@@ -55,9 +57,14 @@ from slotmem.vectors.semantic import scan_vectors
 DATA = Path(__file__).resolve().parent / "data" / "safety.json"
 MORE = [
     DATA.with_name(name)
-    for name in ("safety-dev-more.json", "safety-dev-extra.json", "safety-holdout5.json")
+    for name in (
+        "safety-dev-more.json",
+        "safety-dev-extra.json",
+        "safety-holdout5.json",
+        "safety-holdout6.json",
+    )
 ]
-SPLITS = ["dev", "test", "holdout2", "holdout3", "holdout4", "holdout5"]
+SPLITS = ["dev", "test", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6"]
 
 
 @contextmanager
@@ -195,7 +202,7 @@ def timing(ordinary: list[str], rounds: int = 5) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--split", default="all", help="dev, test, holdout2, ..., holdout5, all, ..."
+        "--split", default="all", help="dev, test, holdout2, ..., holdout6, all, ..."
     )
     parser.add_argument("--extra", type=Path, help="One more file of labelled rows")
     parser.add_argument("--misses", action="store_true", help="Print what was scored wrong")

