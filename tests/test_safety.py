@@ -53,6 +53,7 @@ def flagged(rows, scan, label, split=None):
         ("holdout3", 98, 120, 3, 133),
         ("holdout4", 107, 125, 3, 167),
         ("holdout5", 103, 124, 2, 155),  # seen this round (its misses were read)
+        ("holdout6", 101, 123, 5, 152),  # measured once, on the scan that ships
     ],
 )
 def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinary):
@@ -81,6 +82,7 @@ def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinar
         ("holdout3", 98, 120, 2, 133),
         ("holdout4", 116, 125, 3, 167),
         ("holdout5", 103, 124, 5, 155),  # seen this round (its misses were read)
+        ("holdout6", 104, 123, 6, 152),  # measured once, on the scan that ships
     ],
 )
 def test_semantic_benchmark_figures_do_not_regress(
