@@ -6,7 +6,7 @@ import pytest
 
 from slotmem.safety import embedding, injection_reason
 from slotmem.safety.injection import model_reason
-from slotmem.safety.model import Model, models, segments, weigh
+from slotmem.safety.model import Model, model_text, models, segments, weigh
 from slotmem.vectors.semantic import scan_vectors
 
 
@@ -68,14 +68,16 @@ class Spy:
         return [[0.0] * len(models()[1].embedding) for _ in texts]
 
 
-def test_the_sentences_are_embedded_in_one_call_once(monkeypatch):
+def test_only_the_whole_text_is_embedded(monkeypatch):
+    """A write's scan costs one embedding however many sentences its value has: the whole
+    text is weighed by the semantic model, each sentence by the base model."""
     monkeypatch.setenv(embedding.ENV, "1")
     spy = Spy()
     embedding.use(spy)
     try:
-        text = "Maja runs the staging server. It restarts every Monday at nine."
-        assert weigh(text).model is models()[1]
-        assert spy.calls == 1 and len(spy.texts) == 3  # the whole and its two sentences
+        text = "Maja runs the staging server. It restarts every Monday at nine. Backups at ten."
+        weigh(text)
+        assert spy.calls == 1 and spy.texts == [model_text(text)]
         weigh(text)
         assert spy.calls == 1  # remembered
     finally:

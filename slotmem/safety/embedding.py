@@ -10,8 +10,8 @@ process (a base install: the model cannot load), the scan weighs texts with its 
 
 from __future__ import annotations
 
+import functools
 import os
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 ENV = "SLOTMEM_SCAN_EMBEDDINGS"  # "0": the scan never uses an embedding model
@@ -19,9 +19,6 @@ Embedder = Callable[[list[str]], Sequence[Sequence[float]]]
 
 _embedder: Embedder | None = None
 _failed = False
-# a fact's key and value are weighed more than once a write, and each of its sentences
-CACHED = 256
-_seen: OrderedDict[str, tuple[float, ...]] = OrderedDict()
 
 
 def use(embedder: Embedder | None) -> None:
@@ -29,7 +26,7 @@ def use(embedder: Embedder | None) -> None:
     or with none."""
     global _embedder, _failed
     _embedder, _failed = embedder, False
-    _seen.clear()
+    _embedded.cache_clear()
 
 
 def enabled() -> bool:
@@ -38,34 +35,25 @@ def enabled() -> bool:
 
 
 def vector(text: str) -> tuple[float, ...] | None:
-    """``text``'s vector, or None when the scan has no embedder here."""
-    found = vectors([text])
-    return None if found is None else found[0]
-
-
-def vectors(texts: list[str]) -> list[tuple[float, ...]] | None:
-    """Each text's vector, those not yet seen asked of the embedder in one call, or None when
-    the scan has no embedder here; an embedder that fails is not asked again in this process."""
+    """``text``'s vector, or None when the scan has no embedder here; an embedder that fails
+    is not asked again in this process."""
     global _failed
     if not enabled():
         return None
-    new = [text for text in dict.fromkeys(texts) if text not in _seen]
-    if new:
-        try:
-            found = _embedder(new)  # type: ignore[misc]  # enabled(): there is one
-        except Exception as e:  # noqa: BLE001 - the model cannot load (a base install) or broke
-            import logging  # only here: a read imports no logging (tests/test_imports.py)
+    try:
+        return _embedded(text)
+    except Exception as e:  # noqa: BLE001 - the model cannot load (a base install) or broke
+        import logging  # only here: a read imports no logging (tests/test_imports.py)
 
-            _failed = True
-            logging.getLogger("slotmem").info(
-                "the write scan weighs texts without an embedding model: %s", e
-            )
-            return None
-        for text, one in zip(new, found):
-            _seen[text] = tuple(float(x) for x in one)
-    result = [_seen[text] for text in texts]
-    for text in texts:
-        _seen.move_to_end(text)
-    while len(_seen) > CACHED:
-        _seen.popitem(last=False)
-    return result
+        _failed = True
+        logging.getLogger("slotmem").info(
+            "the write scan weighs texts without an embedding model: %s", e
+        )
+        return None
+
+
+@functools.lru_cache(maxsize=256)  # a fact's key and value are weighed more than once a write
+def _embedded(text: str) -> tuple[float, ...]:
+    assert _embedder is not None
+    [found] = _embedder([text])
+    return tuple(float(x) for x in found)

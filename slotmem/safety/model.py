@@ -149,9 +149,10 @@ def segments(text: str) -> list[str]:
 
 
 def weigh(text: str) -> Weighed | None:
-    """``text`` weighed by the semantic model when an embedding model is at hand, else by the
-    base model, as a whole and each of its sentences (``segments``): the one that weighs most;
-    None for a text too short to weigh."""
+    """``text`` weighed as a whole by the semantic model when an embedding model is at hand
+    (else by the base model), and each of its sentences (``segments``) by the base model: the
+    one that weighs most against its model's threshold; None for a text too short to weigh.
+    Only the whole text is embedded: a write's scan stays one embedding."""
     base, semantic = models()
     texts = [
         part
@@ -162,13 +163,12 @@ def weigh(text: str) -> Weighed | None:
         return None  # a key or a fragment: not worth an embedding
     found = []
     if semantic is not None and semantic.embedding and embedding.enabled():
-        vectors = embedding.vectors([model_text(part) for part in texts])
-        if vectors is not None and all(len(v) == len(semantic.embedding) for v in vectors):
-            found = [(semantic, part, semantic.score(part, v)) for part, v in zip(texts, vectors)]
-    if not found:
-        found = [(base, part, base.score(part)) for part in texts]
+        vector = embedding.vector(model_text(text))
+        if vector is not None and len(vector) == len(semantic.embedding):
+            found = [(semantic, text, semantic.score(text, vector))]
+    found += [(base, part, base.score(part)) for part in texts[len(found) :]]
     model_, part, (probability, why) = max(
-        ((m, p, s) for m, p, s in found if s is not None), key=lambda f: f[2][0]
+        ((m, p, s) for m, p, s in found if s is not None), key=lambda f: f[2][0] - f[0].threshold
     )
     return Weighed(model_, probability, why, None if part == text else part)
 
