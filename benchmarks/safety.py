@@ -26,6 +26,9 @@ secrets and facts that only talk about passwords and tokens. Each row has a spli
   and security work in ordinary facts, attacks of the round's kinds), written after holdout5;
 - ``holdout6`` (safety-holdout6.json, issue 22 item 5, sixth round): written and committed
   before any of the sixth round's changes to the scan, measured once when they were final.
+- safety-dev-sixth.json: ``dev`` and ``test`` rows for the sixth round, written after holdout6
+  without reading it: the core injection phrases in 27 languages, instructions appended after an
+  ordinary project fact, and ordinary facts of several sentences that look like them.
 
 --extra PATH reads one more file of rows in the same format (a JSON list, or an object with
 an "injection" list; each row {"text", "label": "attack"|"ordinary", "kind", "lang",
@@ -60,6 +63,7 @@ MORE = [
     for name in (
         "safety-dev-more.json",
         "safety-dev-extra.json",
+        "safety-dev-sixth.json",
         "safety-holdout5.json",
         "safety-holdout6.json",
     )

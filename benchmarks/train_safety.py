@@ -1,5 +1,6 @@
 """Train the write scan's models (slotmem/safety/model.py) on the dev rows of
-benchmarks/data/safety.json, safety-dev-more.json and safety-dev-extra.json and write
+benchmarks/data/safety.json, safety-dev-more.json, safety-dev-extra.json and
+safety-dev-sixth.json and write
 slotmem/data/injection-model.json.gz (the base model) and injection-model-semantic.json.gz
 (the same features and the text's vector from the default embedding model, for an install with
 the semantic extra).
@@ -13,7 +14,10 @@ folds, twice over, and folds that each hold out one kind of attack (a new kind o
 phrasing) with a share of the ordinary facts; the settings that catch the most attacks out of
 fold, both ways of folding weighing alike, win. The threshold is the lowest probability at
 which at most MAX_FALSE of the dev ordinary facts, scored by models that never saw them, would
-be rejected; the model also reports the band below it (UNSURE_FALSE) as unsure. The semantic
+be rejected; the model also reports the band below it (UNSURE_FALSE) as unsure. A row is
+scored as the scan weighs it: the most its text or any of its sentences (``model.segments``)
+weighs; an ordinary row's sentences are also trained on as ordinary (an attack's are not: its
+first sentence is often an ordinary fact). The semantic
 model is trained the same way, its grid (SEMANTIC_GRID) also weighing the embedding. No test or
 holdout row is read. Needs the semantic extra (numpy and the embedding model); --check compares
 the results with the shipped files instead of writing them.
@@ -31,19 +35,34 @@ from pathlib import Path
 
 import numpy as np
 
-from slotmem.safety.model import SEMANTIC_WEIGHTS, WEIGHTS, design, features, model_text
+from slotmem.safety.model import (
+    MIN_WORDS,
+    SEMANTIC_WEIGHTS,
+    WEIGHTS,
+    WORD,
+    design,
+    features,
+    model_text,
+    segments,
+)
 from slotmem.vectors.embedders import DEFAULT_MODEL, MiniLM
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = [
     ROOT / "benchmarks" / "data" / name
-    for name in ("safety.json", "safety-dev-more.json", "safety-dev-extra.json")
+    for name in (
+        "safety.json",
+        "safety-dev-more.json",
+        "safety-dev-extra.json",
+        "safety-dev-sixth.json",
+    )
 ]
 OUT = ROOT / "slotmem" / WEIGHTS
 SEMANTIC_OUT = ROOT / "slotmem" / SEMANTIC_WEIGHTS
 # (C, idea weight, spelling weight, embedding weight)
-GRID = [(c, 0.3, grams, 0.0) for c in (100.0, 300.0) for grams in (0.0, 1.0)]
-SEMANTIC_GRID = [(300.0, 0.3, 1.0, embedding) for embedding in (1.0, 2.0)]
+# narrowed in the sixth round to the settings chosen before (a grid point costs minutes)
+GRID = [(300.0, 0.3, 0.0, 0.0)]
+SEMANTIC_GRID = [(300.0, 0.3, 1.0, 2.0)]  # the sixth round's first run chose 2.0 over 1.0
 MAX_FALSE = 0.01  # of the dev ordinary facts, out of fold; the patterns add their own
 UNSURE_FALSE = 0.08  # the unsure band reaches down to the cut this share of them is above
 SEEDS = range(2)
@@ -105,19 +124,21 @@ def fit(k: np.ndarray, y: np.ndarray, c: float) -> np.ndarray:
     return a
 
 
-def out_of_fold(k, y, groups: np.ndarray, folds: np.ndarray, c: float) -> np.ndarray:
-    """Each dev row scored by a model trained on the other folds; ``groups`` maps each
-    training row (a dev row as written or swapped) to its dev row."""
+def out_of_fold(k, y, units, folds: np.ndarray, c: float) -> np.ndarray:
+    """Each dev row scored by a model trained on the other folds, as the scan weighs it: the
+    most its text as written or any of its sentences weighs. ``units``: (the dev row of each
+    text, whether it is trained on, whether it is scored)."""
+    groups, trained, scored = units
     found = np.zeros(len(folds))
     for fold in sorted(set(folds)):
-        train = np.flatnonzero(folds[groups] != fold)
-        held = np.flatnonzero(folds[groups] == fold)
+        train = np.flatnonzero((folds[groups] != fold) & trained)
+        held = np.flatnonzero((folds[groups] == fold) & scored)
         a = fit(k[np.ix_(train, train)], y[train], c)
         scores = 1 / (1 + np.exp(-(k[np.ix_(held, train)] @ a)))
-        first = {}
-        for i, s in zip(held, scores):  # the row as written
-            first.setdefault(groups[i], s)
-        for row, s in first.items():
+        most: dict[int, float] = {}
+        for i, s in zip(held, scores):
+            most[groups[i]] = max(most.get(groups[i], 0.0), s)
+        for row, s in most.items():
             found[row] = s
     return found
 
@@ -151,13 +172,13 @@ def threshold(oof: np.ndarray, attack: np.ndarray, share: float = MAX_FALSE) -> 
     return float(ordinary[int(share * len(ordinary))]) + 1e-9
 
 
-def choose(parts, y, groups_, plans, attack, grid):
+def choose(parts, y, units, plans, attack, grid):
     """The settings of ``grid`` that catch the most attacks out of fold, the out-of-fold scores
     and the Gram matrix they make."""
     results = []
     for c, ideas, grams, embedding in grid:
         k = parts[0] + ideas**2 * parts[1] + grams**2 * parts[2] + embedding**2 * parts[3] + 1
-        oofs = [out_of_fold(k, y, groups_, plan, c) for plan in plans]
+        oofs = [out_of_fold(k, y, units, plan, c) for plan in plans]
         caught = [(oof[attack] >= threshold(oof, attack)).mean() for oof in oofs]
         # new kinds of attack count as much as new rows of known kinds
         results.append(
@@ -172,15 +193,16 @@ def choose(parts, y, groups_, plans, attack, grid):
     return settings, oofs, k
 
 
-def train(parts, plain, vectors, y, groups_, plans, attack, grid) -> dict:
+def train(parts, plain, vectors, y, units, plans, attack, grid) -> dict:
     """The model the best settings of ``grid`` make, as the JSON the scan loads."""
-    (c, ideas, grams, embedding), oofs, k = choose(parts, y, groups_, plans, attack, grid)
+    (c, ideas, grams, embedding), oofs, k = choose(parts, y, units, plans, attack, grid)
     pooled = np.concatenate(oofs[:-1])  # the random folds: every row scored once per seed
     tiled = np.tile(attack, len(oofs) - 1)
     cut, unsure = threshold(pooled, tiled), threshold(pooled, tiled, UNSURE_FALSE)
-    a = fit(k, y, c)
+    trained = np.flatnonzero(units[1])
+    a = fit(k[np.ix_(trained, trained)], y[trained], c)
     weights: dict[str, float] = {}
-    for coef, row in zip(a, (design(*f, ideas, grams) for f in plain)):
+    for coef, row in zip(a, (design(*plain[i], ideas, grams) for i in trained)):
         for name, value in row.items():
             weights[name] = weights.get(name, 0.0) + coef * value
     model = {
@@ -196,7 +218,7 @@ def train(parts, plain, vectors, y, groups_, plans, attack, grid) -> dict:
     if embedding:
         # the text's vector counts ``embedding`` times its unit length: its weights, folded
         model["embedder"] = DEFAULT_MODEL
-        model["embedding"] = [round(float(w), 6) for w in embedding**2 * (a @ vectors)]
+        model["embedding"] = [round(float(w), 6) for w in embedding**2 * (a @ vectors[trained])]
     print(
         f"\nchosen: C={c}, idea weight {ideas}, spelling weight {grams}, embedding weight "
         f"{embedding}, threshold {cut:.3f}, unsure from {unsure:.3f}, "
@@ -211,14 +233,26 @@ def main() -> None:
     args = parser.parse_args()
     dev = dev_rows()
     attack = np.array([r["label"] == "attack" for r in dev])
-    plain, texts, groups = [], [], []
+    # each row as written (trained on, scored), swapped (trained on), and each of its
+    # sentences (scored, as the scan weighs them; an ordinary fact's trained on too: an
+    # attack's sentences are not all attacks)
+    plain, texts, groups, trained, scored = [], [], [], [], []
     for i, row in enumerate(dev):
-        for text in dict.fromkeys([row["text"], swapped(row["text"])]):
+        written, swap = row["text"], swapped(row["text"])
+        units = {written: (True, True)}
+        units.setdefault(swap, (True, False))
+        for part in segments(written):
+            if len(WORD.findall(model_text(part))) >= MIN_WORDS:
+                units.setdefault(part, (not attack[i], True))
+        for text, (train_on, score_on) in units.items():
             texts.append(model_text(text))
             plain.append(features(texts[-1]))
             groups.append(i)
+            trained.append(train_on)
+            scored.append(score_on)
     vectors = np.array(list(MiniLM().embed_multi(texts)), dtype=float)
     groups_ = np.array(groups)
+    units = (groups_, np.array(trained), np.array(scored))
     y = attack[groups_].astype(float)
     parts = [  # the Gram matrix of each kind of feature: the settings only weigh them
         kernel([design(w, set(), set(), 0, 0) for w, _, _ in plain]),
@@ -235,7 +269,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     same = True
     for out, grid in ((OUT, GRID), (SEMANTIC_OUT, SEMANTIC_GRID)):
-        model = train(parts, plain, vectors, y, groups_, plans, attack, grid)
+        model = train(parts, plain, vectors, y, units, plans, attack, grid)
         blob = json.dumps(model, indent=0, ensure_ascii=False, sort_keys=True).encode()
         if args.check:
             shipped = json.loads(gzip.decompress(out.read_bytes()))

@@ -1,11 +1,13 @@
 """The ideas an instruction aimed at the agent is made of, each a set of words in several
 languages: set aside, the agent's rules, the agent, you, from now on, without limits, show the
 prompt, keep it from the user, this note, send it out, something sensitive, somewhere else, an authority, an
-obligation, hostility, a chat role or a tool's result, a preference, acting unasked, money. The model (``model``) weighs them and the pairs they form, so a phrasing
+obligation, hostility, a chat role or a tool's result, a preference, acting unasked, approving or deleting,
+money. The model (``model``) weighs them and the pairs they form, so a phrasing
 no pattern lists still counts when its ideas do.
 
 The words come from the patterns' own vocabulary (``rules``, ``languages``) and the ``dev`` rows
-of the labelled set, never from a held-out row. They match the normalised, lower-cased text.
+of the labelled set (the sixth round's, in 27 languages: safety-dev-sixth.json), never from a
+held-out row. They match the normalised, lower-cased text.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ _IDEAS = {
         r"не\s+обращай|zignoruj|ignoruj|zapomnij|zapome|yok\s+say|g[öo]rmezden|unut|ігнор|"
         r"b[ỏo]\s+qua|abaikan|lupakan|αγνόησ|ξέχασ|ohita|unohda|figyelmen\s+k[íi]v[üu]l|glem\b|"
         r"zabudni|zaboravi|забрави|oblida|pamir[šs]k|kalimutan|sahau|uit[ăa]|felejtsd|ignorer\b|"
-        r"quên|l[uo]pakan|ndiyo|at[ıi]l|nevšímej",
+        r"quên|l[uo]pakan|ndiyo|at[ıi]l|nevšímej|ne\s+tiens\s+plus\s+compte|no\s+tengas\s+en\s+cuenta|"
+        r"kenara\s+b[ıi]rak|đừng\s+theo|non\s+seguire|no\s+sigas|nicht\s+mehr\s+(?:befolgen|beachten)",
         r"התעלם|שכח|تجاهل|انس|فراموش|بھول|अनदेखा|नज़रअंदाज़|भूल|ভুলে|忽略|无视|忘掉|忘记|無視|忘れ|"
         r"무시|잊|ลืม",
     ),
@@ -54,7 +57,7 @@ _IDEAS = {
     "agent": _idea(
         r"assistant|ai\b|model|agent|bot\b|chatbot|llm|gpt|claude|assistent|asistente|asisten\b|"
         r"asistan|assistente|avustaja|asystent|asistent|ассистент|асистент|trợ\s+lý|msaidizi",
-        r"助手|アシスタント|어시스턴트|المساعد|دستیار|सहायक|העוזר|ผู้ช่วย",
+        r"助手|アシスタント|어시스턴트|مساعد|دستیار|सहायक|עוזר|ผู้ช่วย|βοηθ|asszisztens|asystent",
     ),
     "you": _idea(
         r"you\b|your|du\b|dein|tu\b|tes\b|ton\b|eres\b|tienes\b|tus?\b|sei\b|hai\b|tue?\b|"
@@ -126,7 +129,9 @@ _IDEAS = {
         r"schick|sende|weiterleit|anh[äa]ng|envo|env[íi]a|reenv|inoltr|manda|invia|stuur|doorsturen|"
         r"skicka|bifoga|vedh[æa]ft|legg\s+ved|liit[äa]|přilož|do[łl]ącz|przesy[łl]|отправ|пересыл|"
         r"добавляй|надсил|додавай|g[öo]nder|ekle\b|kirim|sertakan|g[ửu]i|đính\s+kèm|trimite|"
-        r"ad[ăa]ug|csatold|επισύναπ|ambatisha|tuma",
+        r"ad[ăa]ug|csatold|επισύναπ|ambatisha|tuma|envi|wy[śs]l|перешл|пришл|надішл|l[äa]het|"
+        r"po[šs]li|ode[šs]li|στείλ|k[üu]ld",
+        r"发送|发给|转发|送って|送信|転送|보내|전송|أرسل|ارسل|भेज|שלח|ส่ง",
     ),
     "sensitive": _idea(
         r"password|credential|api\s*keys?|secrets?\b|tokens?\b|private\s+key|ssh\s+key|"
@@ -135,7 +140,9 @@ _IDEAS = {
         r"memories|mot\s+de\s+passe|contrase[ñn]a|senha|пароль",
         r"\.ssh|passwort|id_rsa|\.env\b|\.aws|api-?schl[üu]ssel|mots?\s+de\s+passe|contrase[ñn]as|"
         r"senhas|wachtwoord|l[öo]senord|adgangskode|passord|salasan|has[łl]a|heslo|пароли|паролі|"
-        r"[şs]ifre|kata\s+sandi|m[ậa]t\s+kh[ẩa]u|parol|jelszav|κωδικ|nywila|密码|パスワード|"
+        r"[şs]ifre|kata\s+sandi|hesl|adgangskod|api-?n[øo]k|api-?nyck|clave\s+api|chiavi\s+api|"
+        r"chaves?\s+(?:ssh|api)|ключ\w*\s+(?:api|ssh)|apiキー|api\s*키|kunci\s+api|"
+        r"m[ậa]t\s+kh[ẩa]u|parol|jelszav|κωδικ|nywila|密码|パスワード|"
         r"비밀번호|كلمات\s+المرور|رمزهای|पासवर्ड|סיסמ|รหัสผ่าน|card\s+number|one-time|"
         r"passport|location|iban|clipboard|environment\s+variables|private\s+(?:messages|repo)|"
         r"对话|会話|대화|переписк|conversation|conversa|konversation|gespr[äa]ch|conversazion|"
@@ -176,7 +183,25 @@ _IDEAS = {
     "unasked": _idea(
         r"without\s+(?:asking|confirm|check|approv|telling|showing|her|his|the\s+user)|"
         r"no\s+need\s+to\s+ask|automatically|immediately|by\s+default|on\s+her\s+behalf|"
-        r"just\s+(?:do|open|run)|don'?t\s+ask",
+        r"just\s+(?:do|open|run)|don'?t\s+ask|sin\s+preguntar|sans\s+(?:demander|confirmation)|"
+        r"ohne\s+(?:zu\s+fragen|nachzufragen|r[üu]ckfrage|den\s+(?:nutzer|benutzer)\w*\s+zu\s+fragen)|"
+        r"senza\s+chiedere|sem\s+perguntar|zonder\s+(?:te\s+vragen|het\s+\w+\s+te\s+vragen)|"
+        r"utan\s+att\s+fr[åa]ga|uden\s+at\s+sp[øo]rge|uten\s+[åa]\s+sp[øo]rre|bez\s+pyta|"
+        r"bez\s+pt[aá]n|aniž\s+by|не\s+спрашива|без\s+запит|sormadan|kh[ôo]ng\s+h[ỏo]i|"
+        r"tanpa\s+bertanya|kysym[äa]tt[äa]|χωρίς\s+να\s+ρωτ|f[ăa]r[ăa]\s+s[ăa]\s+[îi]ntreb|"
+        r"megk[ée]rdez[ée]se\s+n[ée]lk[üu]l",
+        r"不要询问|无需询问|不经询问|不必询问|確認せずに|聞かずに|묻지\s*않고|묻지\s*말고|دون\s+أن\s+تسأل|"
+        r"دون\s+سؤال|पूछे\s+बिना|בלי\s+לשאול|โดยไม่ต้องถาม",
+    ),
+    "act": _idea(
+        r"approve\w*\s+(?:all|every|any|each)|(?:delete|erase|wipe)\w*\s+(?:all|every|any|each|old|"
+        r"the\s+(?:logs?|backups?|records?|history|files?))|grant\w*\s+(?:public|admin|full)|"
+        r"aprueba|borra|elimin|supprim|approuv|genehmig|"
+        r"l[öo]sch|approva|cancella|aprove|apag|exclu|keur\w*\b.{0,30}\bgoed|verwijder|"
+        r"godk[äa]nn|godkend|godkjenn|radera|slet|zatwierd|usu[ńn]|одобр|удал|схвал|видал|"
+        r"onayla|sil\b|ph[êe]\s+duy[ệe]t|x[óo]a\b|setujui|hapus|hyv[äa]ksy|poista|schval|ma[žz]\b|"
+        r"έγκρινε|διάγραψ|aprob|[șs]terge|j[óo]v[áa]|t[öo]r[öo]l",
+        r"批准|删除|承認|削除|승인|삭제|وافق|احذف|स्वीकार|हटा|אשר|מחק|อนุมัติ|ลบ",
     ),
     "money": _idea(
         r"wire\b|transfer\w*\s+(?:money|it|funds)|iban|account\s+\d|payment|purchase|"

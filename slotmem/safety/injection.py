@@ -50,8 +50,9 @@ def model_reason(text: str) -> str | None:
     weighed = weigh(text)
     if weighed is None or weighed.probability < weighed.model.threshold:
         return None
+    where = "" if weighed.part is None else f" in {one_line(weighed.part, 60)!r}"
     return (
-        "possible prompt injection (reads as an instruction to the agent,"
+        f"possible prompt injection (reads as an instruction to the agent{where},"
         f" {weighed.probability:.0%}: {', '.join(weighed.why)})"
     )
 

@@ -11,7 +11,9 @@ dictionary look-ups per word.
 Where an embedding model is at hand (``embedding``: the semantic extra's default model), a
 second model trained the same way (``injection-model-semantic.json.gz``) adds the text's vector
 to those features, so a phrasing is also weighed by what it means; it has its own threshold.
-``weigh`` chooses between them for each text.
+``weigh`` chooses between them for each text, and weighs a text of several sentences or lines
+(``segments``) as a whole and each sentence alone, keeping the most: an instruction appended to
+an ordinary fact is then not diluted by it. Training scores the dev rows the same way.
 """
 
 from __future__ import annotations
@@ -36,7 +38,15 @@ WEIGHTS = "data/injection-model.json.gz"
 SEMANTIC_WEIGHTS = "data/injection-model-semantic.json.gz"
 GRAM = 4  # characters in a spelling feature
 MIN_WORDS = 3  # a key or a fragment says too little to weigh
-_WORD = re.compile(r"\w+")
+WORD = re.compile(r"\w+")
+# where a sentence or a line ends: a stop and a space (so "3.12" or "deploy.sh" go on; "P.S.",
+# "e.g." and titles go on too), a line break, or a CJK stop; not a semicolon (its clauses lean
+# on each other: "Disregard the TODOs in legacy/; that code is being deleted")
+_SENTENCE_END = re.compile(
+    r"(?<=[!?।؟])\s+|(?<!\bp\.s\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\b[dm]r\.)(?<!\bmrs\.)"
+    r"(?<!\bms\.)(?<!\bvs\.)(?<=\.)\s+|\s*\n\s*|(?<=[。！？])",
+    re.IGNORECASE,
+)
 # Most facts are about the user: naming the user says nothing, keeping something from them does.
 PAIRED_ONLY = {"user"}
 
@@ -53,7 +63,7 @@ def features(text: str, spelling: bool = True) -> tuple[set[str], set[str], set[
     features (``c:`` each run of ``GRAM`` characters of a word, its ends marked, so a word
     of a related language or an inflection the rows never used still shares most of them)
     of the text as ``model_text`` returned it (no spelling features unless ``spelling``)."""
-    words = _WORD.findall(text)
+    words = WORD.findall(text)
     found = {"w:" + word for word in words}
     if words:
         found.add("f:" + words[0])
@@ -97,7 +107,7 @@ class Model:
         that pushed it most), or None for a text too short to weigh. ``vector``: the vector of
         ``model_text(text)``, which the semantic model needs."""
         plain = model_text(text)
-        if len(_WORD.findall(plain)) < MIN_WORDS:
+        if len(WORD.findall(plain)) < MIN_WORDS:
             return None
         parts = {
             name: value * self.weights[name]
@@ -128,22 +138,39 @@ class Weighed(NamedTuple):
     model: Model  # the model that weighed the text: its threshold and unsure band apply
     probability: float
     why: list[str]
+    part: str | None = None  # the sentence that weighed most, when not the whole text
+
+
+def segments(text: str) -> list[str]:
+    """The sentences and lines of ``text`` when it has more than one (else none): each is
+    weighed alone too, so an instruction appended to an ordinary fact is not diluted by it."""
+    parts = [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
+    return parts if len(parts) > 1 else []
 
 
 def weigh(text: str) -> Weighed | None:
-    """``text`` weighed by the semantic model when an embedding model is at hand, else by the
-    base model; None for a text too short to weigh."""
+    """``text`` weighed as a whole by the semantic model when an embedding model is at hand
+    (else by the base model), and each of its sentences (``segments``) by the base model: the
+    one that weighs most against its model's threshold; None for a text too short to weigh.
+    Only the whole text is embedded: a write's scan stays one embedding."""
     base, semantic = models()
-    plain = model_text(text)
-    if len(_WORD.findall(plain)) < MIN_WORDS:
+    texts = [
+        part
+        for part in dict.fromkeys([text, *segments(text)])
+        if len(WORD.findall(model_text(part))) >= MIN_WORDS
+    ]
+    if not texts or text not in texts:
         return None  # a key or a fragment: not worth an embedding
-    if semantic is not None and embedding.enabled():
-        vector = embedding.vector(plain)
-        if vector is not None and semantic.embedding and len(vector) == len(semantic.embedding):
-            scored = semantic.score(text, vector)
-            return None if scored is None else Weighed(semantic, *scored)
-    scored = base.score(text)
-    return None if scored is None else Weighed(base, *scored)
+    found = []
+    if semantic is not None and semantic.embedding and embedding.enabled():
+        vector = embedding.vector(model_text(text))
+        if vector is not None and len(vector) == len(semantic.embedding):
+            found = [(semantic, text, semantic.score(text, vector))]
+    found += [(base, part, base.score(part)) for part in texts[len(found) :]]
+    model_, part, (probability, why) = max(
+        ((m, p, s) for m, p, s in found if s is not None), key=lambda f: f[2][0] - f[0].threshold
+    )
+    return Weighed(model_, probability, why, None if part == text else part)
 
 
 def model() -> Model:
