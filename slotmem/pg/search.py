@@ -97,10 +97,18 @@ class DocFreqs:
     (written since the refresh) counted live, through the GIN index. Those the table holds are
     remembered while it stays as refreshed (a key's words, asked again and again)."""
 
-    SQL = """SELECT t.term, coalesce(s.df, (SELECT count(*) FROM memory_facts f
-                                            WHERE f.terms @> ARRAY[t.term])) AS df,
-                    s.df IS NOT NULL AS kept
-             FROM unnest(%s::text[]) AS t(term) LEFT JOIN memory_term_stats s USING (term)"""
+    @staticmethod
+    def sql(count: int) -> str:
+        """The dfs of ``count`` terms, one parameter each. A VALUES list, not an array's
+        unnest: its plan's cost does not hang on the terms, so after psycopg prepares it (its
+        fifth run) the server plans it once per connection; an array's unnest, priced from
+        its values, was planned anew at every search (0.2 ms, four times the statement's run)."""
+        terms = ", ".join(["(%s::text)"] * count) if count else "(NULL::text)"
+        return f"""SELECT t.term, coalesce(s.df, (SELECT count(*) FROM memory_facts f
+                                              WHERE f.terms @> ARRAY[t.term])) AS df,
+                      s.df IS NOT NULL AS kept
+               FROM (VALUES {terms}) AS t(term) LEFT JOIN memory_term_stats s USING (term)
+               WHERE t.term IS NOT NULL"""
 
     def __init__(self) -> None:
         self._memo: tuple[int | None, dict[str, int]] = (None, {})
@@ -132,7 +140,7 @@ class DocFreqs:
         out = {term: known[term] for term in terms if term in known}
         wanted = sorted(set(terms) - set(out))
         if wanted:
-            for row in conn.execute(self.SQL, (wanted,)):
+            for row in conn.execute(self.sql(len(wanted)), wanted):
                 out[row["term"]] = row["df"]
                 if row["kept"]:
                     known[row["term"]] = row["df"]
@@ -140,12 +148,13 @@ class DocFreqs:
 
     def with_stats(self, conn, terms) -> tuple[Stats | None, dict[str, int]]:
         """The statistics and the dfs of ``terms``, in one round trip."""
+        wanted = sorted(set(terms))
         rows = conn.execute(
             f"""SELECT st.facts, st.tokens, st.refreshed_at, st.seq, d.term, d.df, d.kept,
                        (SELECT max(seq) FROM memory_facts) AS newest
                 FROM (SELECT 1) AS one LEFT JOIN memory_stats st ON true
-                LEFT JOIN LATERAL ({self.SQL}) AS d ON true""",
-            (sorted(set(terms)),),
+                LEFT JOIN LATERAL ({self.sql(len(wanted))}) AS d ON true""",
+            wanted,
         ).fetchall()
         first = rows[0]
         if first["refreshed_at"] is None:
