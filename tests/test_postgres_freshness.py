@@ -113,3 +113,32 @@ def test_the_statistics_statement_is_planned_once_per_connection(two):
     ).fetchall()
     assert rows, "the statistics statement is prepared"
     assert all(row["generic_plans"] >= 5 for row in rows), rows
+
+
+def test_a_search_of_rare_words_is_planned_once_per_connection(pg_store):
+    """Each rare term out of the planner's sight, the scoring statement's generic plan costs
+    what its custom ones do: prepared, it is not planned again at every search."""
+    rng = random.Random(5)
+    # words in 0.5% of the facts each: the column's statistics (ANALYZE) price a term they do
+    # not list below the planner's default, and a custom plan looked cheaper than the generic
+    common = [f"w{i}" for i in range(1000)]
+    pg_store.upsert_many(
+        [
+            {
+                "slot": "project",
+                "key": f"k.{i}",
+                "value": " ".join([f"unique{i}", *rng.sample(common, 5)]),
+            }
+            for i in range(2000)
+        ]
+    )
+    pg_store.refresh_statistics()
+    for i in range(20):
+        hits = pg_store.query_facts(f"unique{i}", track_access=False, semantic=False)
+        assert [hit.fact.key for hit in hits] == [f"k.{i}"]
+    rows = pg_store.conn.execute(
+        """SELECT generic_plans, custom_plans FROM pg_prepared_statements
+           WHERE statement LIKE '%%WITH hits%%'"""
+    ).fetchall()
+    assert rows, "the scoring statement is prepared"
+    assert all(row["generic_plans"] >= 5 for row in rows), rows
