@@ -294,9 +294,9 @@ CHECKED = f"""
                AND st.refreshed_at = %(st_refreshed_at)s AND st.seq = %(st_seq)s AS checked,
            (SELECT array_agg(t.tag ORDER BY t.tag) FROM memory_fact_tags t
             WHERE t.fact_seq = s.seq) AS tags, s.*
-    FROM (SELECT 1) AS one LEFT JOIN memory_stats st ON true
+    FROM (SELECT 1) AS one LEFT JOIN (SELECT * FROM memory_stats LIMIT 1) AS st ON true
     LEFT JOIN LATERAL ({{sql}}) AS s ON true
-    {ORDER}"""
+    {ORDER}"""  # LIMIT 1: the one row priced as one (the scoring's own plan choice unchanged)
 
 
 def scored(conn, freqs: DocFreqs, current: Stats, prepared: tuple[str, dict]) -> list:
