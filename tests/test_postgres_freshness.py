@@ -74,7 +74,71 @@ def test_after_a_refresh_a_new_word_is_counted_through_the_index(pg_store):
     )
     pg_store.refresh_statistics()
     plan = "\n".join(
-        row["QUERY PLAN"] for row in pg_store.conn.execute(f"EXPLAIN {DocFreqs.SQL}", (["unseen"],))
+        row["QUERY PLAN"] for row in pg_store.conn.execute(f"EXPLAIN {DocFreqs.sql(1)}", ["unseen"])
     )
     assert "Seq Scan on memory_facts" not in plan, plan
     assert "memory_facts_terms" in plan, plan
+
+
+def test_a_search_of_words_asked_before_is_one_statement(two, monkeypatch):
+    """Their dfs remembered, the scoring statement also reads the statistics (to check they are
+    still those) and the hits' tags: one round trip."""
+    import psycopg
+
+    a, _ = two
+    a.tag("user", "drinks", "beverage")
+    a.query_facts("green tea", track_access=False, semantic=False)  # its words' dfs read
+    sent = []
+    execute = psycopg.Connection.execute
+
+    def counted(self, query, *args, **options):
+        sent.append(query)
+        return execute(self, query, *args, **options)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", counted)
+    hits = a.query_facts("green tea", track_access=False, semantic=False)
+    assert [(hit.fact.key, hit.fact.tags) for hit in hits] == [("drinks", ("beverage",))]
+    assert len(sent) == 1
+
+
+def test_the_statistics_statement_is_planned_once_per_connection(two):
+    """Prepared by psycopg after its fifth run, it runs on the server's generic plan: not
+    planned again at every search (an array's unnest was: its custom plans looked cheaper)."""
+    a, _ = two
+    for i in range(20):  # new words each time: their dfs are not remembered
+        a.query_facts(f"zeppelin{i} hangar{i} deploy", track_access=False, semantic=False)
+    rows = a.conn.execute(
+        """SELECT generic_plans, custom_plans FROM pg_prepared_statements
+           WHERE statement LIKE '%%memory_term_stats%%'"""
+    ).fetchall()
+    assert rows, "the statistics statement is prepared"
+    assert all(row["generic_plans"] >= 5 for row in rows), rows
+
+
+def test_a_search_of_rare_words_is_planned_once_per_connection(pg_store):
+    """Each rare term out of the planner's sight, the scoring statement's generic plan costs
+    what its custom ones do: prepared, it is not planned again at every search."""
+    rng = random.Random(5)
+    # words in 0.5% of the facts each: the column's statistics (ANALYZE) price a term they do
+    # not list below the planner's default, and a custom plan looked cheaper than the generic
+    common = [f"w{i}" for i in range(1000)]
+    pg_store.upsert_many(
+        [
+            {
+                "slot": "project",
+                "key": f"k.{i}",
+                "value": " ".join([f"unique{i}", *rng.sample(common, 5)]),
+            }
+            for i in range(2000)
+        ]
+    )
+    pg_store.refresh_statistics()
+    for i in range(20):
+        hits = pg_store.query_facts(f"unique{i}", track_access=False, semantic=False)
+        assert [hit.fact.key for hit in hits] == [f"k.{i}"]
+    rows = pg_store.conn.execute(
+        """SELECT generic_plans, custom_plans FROM pg_prepared_statements
+           WHERE statement LIKE '%%WITH hits%%'"""
+    ).fetchall()
+    assert rows, "the scoring statement is prepared"
+    assert all(row["generic_plans"] >= 5 for row in rows), rows

@@ -95,6 +95,17 @@ def test_hybrid_top_10s_with_slots_floors_tags_and_windows(both, clock):
             assert ranked(server, text, **options) == ranked(file, text, **options), (text, options)
 
 
+def test_hybrid_hits_carry_their_tags(both):
+    file, server = both
+
+    def tagged(store, text):
+        return [(h.fact.key, h.fact.tags) for h in store.query_facts(text, track_access=False)]
+
+    found = [tagged(server, text) for text in PARAPHRASES]
+    assert found == [tagged(file, text) for text in PARAPHRASES]
+    assert any(tags == ("fifth",) for hits in found for _, tags in hits)
+
+
 def test_hybrid_explanations_and_nearest_neighbours_agree(both):
     file, server = both
     mine = server.query_facts("marta coffee lisbon", explain=True, track_access=False)

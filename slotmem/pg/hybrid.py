@@ -16,11 +16,12 @@ from ..search import Query, Ranking, fusion, monotone, relevance
 from ..search import hybrid as file_hybrid
 from ..search import plan as file_plan
 from . import search as pg_search
+from . import tags as fact_tags
 
 
 def search(conn, query: Query, ranking: Ranking, freqs: pg_search.DocFreqs, now: int, vectors):
-    """The query's hits, best first: hybrid when ``vectors`` (the memory's leg, when it is on)
-    embeds the question, else lexical."""
+    """The query's hits, best first, with their tags: hybrid when ``vectors`` (the memory's
+    leg, when it is on) embeds the question, else lexical."""
     if query.slots == ():
         return []
     blob = None
@@ -29,7 +30,11 @@ def search(conn, query: Query, ranking: Ranking, freqs: pg_search.DocFreqs, now:
     if blob is None:
         return pg_search.search(conn, query, ranking, freqs, now)
     hits = fused(conn, query, ranking, freqs, now, vectors, blob)
-    return monotone(hits, pg_search.search(conn, query, ranking, freqs, now), query)
+    hits = monotone(hits, pg_search.search(conn, query, ranking, freqs, now), query)
+    if not hits:
+        return hits
+    facts = fact_tags.attach(conn, [hit.fact for hit in hits])
+    return [dataclasses.replace(hit, fact=fact) for hit, fact in zip(hits, facts)]
 
 
 def fused(conn, query: Query, ranking: Ranking, freqs, now: int, vectors, blob: bytes) -> list[Hit]:

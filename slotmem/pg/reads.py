@@ -206,9 +206,6 @@ class Reads(Core):
             hits = hybrid.search(self.conn, query, self.ranking, self._freqs, now, vectors)
         if self._freqs.stale:  # enough facts added since the statistics were counted
             self.refresh_soon()
-        if hits:
-            facts = fact_tags.attach(self.conn, [hit.fact for hit in hits])
-            hits = [dataclasses.replace(hit, fact=fact) for hit, fact in zip(hits, facts)]
         if not track_access or not hits or self.readonly:
             return hits
         now = self.clock()

@@ -17,6 +17,7 @@ the top 10 of a search on both are the same facts in the same order (tests/test_
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ..records import Hit
@@ -31,6 +32,9 @@ K1, B = 1.2, 0.75  # FTS5's bm25 constants (fts5_aux.c)
 # of what it counted): a search then asks for a refresh in the background (PostgresStore).
 STALE_MIN = 100
 STALE_FRACTION = 0.1
+# A term in at most this fraction of the facts is rare: the planner's default estimate of an
+# unseen term's postings (0.5% of the rows) is about right for it (``statement``).
+RARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -96,14 +100,41 @@ class DocFreqs:
     (written since the refresh) counted live, through the GIN index. Those the table holds are
     remembered while it stays as refreshed (a key's words, asked again and again)."""
 
-    SQL = """SELECT t.term, coalesce(s.df, (SELECT count(*) FROM memory_facts f
-                                            WHERE f.terms @> ARRAY[t.term])) AS df,
-                    s.df IS NOT NULL AS kept
-             FROM unnest(%s::text[]) AS t(term) LEFT JOIN memory_term_stats s USING (term)"""
+    @staticmethod
+    def sql(count: int) -> str:
+        """The dfs of ``count`` terms, one parameter each. A VALUES list, not an array's
+        unnest: its plan's cost does not hang on the terms, so after psycopg prepares it (its
+        fifth run) the server plans it once per connection; an array's unnest, priced from
+        its values, was planned anew at every search (0.2 ms, four times the statement's run)."""
+        terms = ", ".join(["(%s::text)"] * count) if count else "(NULL::text)"
+        return f"""SELECT t.term, coalesce(s.df, (SELECT count(*) FROM memory_facts f
+                                              WHERE f.terms @> ARRAY[t.term])) AS df,
+                      s.df IS NOT NULL AS kept
+               FROM (VALUES {terms}) AS t(term) LEFT JOIN memory_term_stats s USING (term)
+               WHERE t.term IS NOT NULL"""
 
     def __init__(self) -> None:
         self._memo: tuple[int | None, dict[str, int]] = (None, {})
+        self._stats: Stats | None = None  # the statistics last read
         self.stale = False  # did the last search find the statistics stale (Stats.stale)?
+
+    def remembered(self, terms) -> tuple[Stats, dict[str, int]] | None:
+        """The statistics last read and the dfs of ``terms`` without a round trip, when every
+        one of them was read from those statistics' table (a search then checks, in its own
+        statement, that the statistics are still these: ``search``)."""
+        current, (refreshed_at, known) = self._stats, self._memo
+        if current is None or refreshed_at != current.refreshed_at:
+            return None
+        try:
+            return current, {term: known[term] for term in terms}
+        except KeyError:
+            return None
+
+    def seen(self, current: Stats | None, newest: int | None) -> None:
+        """The statistics a statement read, and the newest seq it saw."""
+        self._stats = current
+        if current is not None:
+            self.stale = current.stale(newest)
 
     def lookup(self, conn, terms, refreshed_at: int | None) -> dict[str, int]:
         if self._memo[0] != refreshed_at:
@@ -112,7 +143,7 @@ class DocFreqs:
         out = {term: known[term] for term in terms if term in known}
         wanted = sorted(set(terms) - set(out))
         if wanted:
-            for row in conn.execute(self.SQL, (wanted,)):
+            for row in conn.execute(self.sql(len(wanted)), wanted):
                 out[row["term"]] = row["df"]
                 if row["kept"]:
                     known[row["term"]] = row["df"]
@@ -120,18 +151,20 @@ class DocFreqs:
 
     def with_stats(self, conn, terms) -> tuple[Stats | None, dict[str, int]]:
         """The statistics and the dfs of ``terms``, in one round trip."""
+        wanted = sorted(set(terms))
         rows = conn.execute(
             f"""SELECT st.facts, st.tokens, st.refreshed_at, st.seq, d.term, d.df, d.kept,
                        (SELECT max(seq) FROM memory_facts) AS newest
                 FROM (SELECT 1) AS one LEFT JOIN memory_stats st ON true
-                LEFT JOIN LATERAL ({self.SQL}) AS d ON true""",
-            (sorted(set(terms)),),
+                LEFT JOIN LATERAL ({self.sql(len(wanted))}) AS d ON true""",
+            wanted,
         ).fetchall()
         first = rows[0]
         if first["refreshed_at"] is None:
+            self._stats = None
             return None, {}
         current = Stats(first["facts"], first["tokens"], first["refreshed_at"], first["seq"])
-        self.stale = current.stale(first["newest"])
+        self.seen(current, first["newest"])
         if self._memo[0] != current.refreshed_at:
             self._memo = (current.refreshed_at, {})
         dfs = {}
@@ -144,12 +177,17 @@ class DocFreqs:
 
 
 def plan(
-    conn, query: Query, freqs: DocFreqs, now: int, budget: int | None = None
+    conn,
+    query: Query,
+    freqs: DocFreqs,
+    now: int,
+    budget: int | None = None,
+    remembered: tuple[Stats, dict[str, int]] | None = None,
 ) -> tuple[file_plan.Plan, Stats]:
-    """The file's plan (slotmem.search.plan.choose) over this memory's dfs, its CJK grams'
-    arms as the file's (``gram_arms``)."""
+    """The file's plan (slotmem.search.plan.choose) over this memory's dfs (``remembered``:
+    DocFreqs.remembered's, read before), its CJK grams' arms as the file's (``gram_arms``)."""
     stems = {word: stem(word) for word in query.terms.words}
-    current, dfs = freqs.with_stats(conn, stems.values())
+    current, dfs = remembered or freqs.with_stats(conn, stems.values())
     if current is None:  # a memory never refreshed: its first search counts
         with conn.transaction():
             conn.execute(  # the memory's lock (slotmem.pg.server.exclusive)
@@ -203,15 +241,33 @@ def gram_arms(conn, grams) -> list[file_plan.Arm]:
 
 
 def search(conn, query: Query, ranking: Ranking, freqs: DocFreqs, now: int) -> list[Hit]:
-    """The query's hits, best first, as the file's lexical search ranks them."""
+    """The query's hits, best first, as the file's lexical search ranks them, with their tags.
+
+    One round trip when every word's df is remembered from the statistics last read (a word
+    asked before): the scoring statement reads the statistics too, and when they are no longer
+    those (refreshed since, by anyone) the search plans again over the new ones and runs
+    again, so what it returns is what planning first would have returned. Else two: the
+    statistics and dfs, then the scoring."""
     if query.slots == () or not query.terms:
         return []
-    chosen, current = plan(conn, query, freqs, now)
-    if not chosen:
-        return []
-    total = relevance.query_mass(chosen, query.terms, ranking)
-    sql, params = statement(chosen, current, ranking, query, now, total)
-    found = conn.execute(sql, params).fetchall()
+    found = None
+    remembered = None if query.terms.grams else freqs.remembered(map(stem, query.terms.words))
+    if remembered is not None:
+        chosen, current = plan(conn, query, freqs, now, remembered=remembered)
+        if chosen:  # no arm: the new statistics might give one
+            total = relevance.query_mass(chosen, query.terms, ranking)
+            found = scored(
+                conn, freqs, current, statement(chosen, current, ranking, query, now, total)
+            )
+            if not found[0]["checked"]:
+                found = None  # the statistics changed since they were read
+    if found is None:
+        chosen, current = plan(conn, query, freqs, now)
+        if not chosen:
+            return []
+        total = relevance.query_mass(chosen, query.terms, ranking)
+        found = scored(conn, freqs, current, statement(chosen, current, ranking, query, now, total))
+    found = [row for row in found if row["id"] is not None]
     keys = relevance.key_matches(
         relevance.stems(query.terms),
         [row["key"] for row in found],
@@ -220,11 +276,53 @@ def search(conn, query: Query, ranking: Ranking, freqs: DocFreqs, now: int) -> l
         chosen.facts,
     )
     hits = [
-        file_lexical.to_hit(row, chosen, ranking, total, query.explain, keys[row["key"]])
+        _tagged(
+            file_lexical.to_hit(row, chosen, ranking, total, query.explain, keys[row["key"]]),
+            row["tags"],
+        )
         for row in found
     ]
     floor = query.min_relevance
     return hits if floor is None else [hit for hit in hits if hit.relevance >= floor]
+
+
+ORDER = "ORDER BY score DESC, length(key) + length(value), seq DESC"
+CHECKED = f"""
+    SELECT st.facts AS st_facts, st.tokens AS st_tokens, st.refreshed_at AS st_refreshed_at,
+           st.seq AS st_seq, (SELECT max(seq) FROM memory_facts) AS st_newest,
+           st.facts = %(st_facts)s AND st.tokens = %(st_tokens)s
+               AND st.refreshed_at = %(st_refreshed_at)s AND st.seq = %(st_seq)s AS checked,
+           (SELECT array_agg(t.tag ORDER BY t.tag) FROM memory_fact_tags t
+            WHERE t.fact_seq = s.seq) AS tags, s.*
+    FROM (SELECT 1) AS one LEFT JOIN (SELECT * FROM memory_stats LIMIT 1) AS st ON true
+    LEFT JOIN LATERAL ({{sql}}) AS s ON true
+    {ORDER}"""  # LIMIT 1: the one row priced as one (the scoring's own plan choice unchanged)
+
+
+def scored(conn, freqs: DocFreqs, current: Stats, prepared: tuple[str, dict]) -> list:
+    """The scoring statement's rows, each with its fact's tags and whether the statistics it
+    read are ``current``, those it was planned over (``checked``); at least one row (an ``id``
+    of None when nothing matched). DocFreqs learns the statistics it read."""
+    sql, params = prepared
+    params.update(
+        st_facts=current.facts,
+        st_tokens=current.tokens,
+        st_refreshed_at=current.refreshed_at,
+        st_seq=current.seq,
+    )
+    rows = conn.execute(CHECKED.format(sql=sql), params).fetchall()
+    first = rows[0]
+    read = None
+    if first["st_refreshed_at"] is not None:
+        read = Stats(
+            first["st_facts"], first["st_tokens"], first["st_refreshed_at"], first["st_seq"]
+        )
+    freqs.seen(read, first["st_newest"])
+    return rows
+
+
+def _tagged(hit: Hit, tags) -> Hit:
+    return dataclasses.replace(hit, fact=dataclasses.replace(hit.fact, tags=tuple(tags or ())))
 
 
 def statement(
@@ -256,6 +354,12 @@ def statement(
         params[f"v{i}"] = relevance.weight(ranking, facts, arm.df)
         params[f"s{i}"] = relevance.specificity(arm.term) if arm.table != file_plan.CJK else 1.0
         test = f"f.terms @> ARRAY[%(t{i})s]::text[]"
+        if arm.cap is None and arm.df <= RARE * facts:
+            # the term out of the planner's sight (an InitPlan): its estimate then does not hang
+            # on the term, so a statement of rare terms, prepared, is planned once per
+            # connection (0.5 ms at 10,000 facts, three times its run); a commoner term's
+            # postings are priced from the column's statistics at every search, as before
+            test = f"f.terms @> (SELECT ARRAY[%(t{i})s]::text[])"
         if arm.table == file_plan.CJK:  # binary, as the file's: the gram is there or not
             params[f"t{i}"] = arm.match.split(GRAMS)
             params[f"w{i}"] = ranking.idf(facts, arm.df)
@@ -311,7 +415,7 @@ def statement(
             FROM matched m JOIN memory_facts f ON f.seq = m.seq
             WHERE {" AND ".join(tests)}) s
         {"WHERE " + " AND ".join(outer) if outer else ""}
-        ORDER BY score DESC, length(key) + length(value), seq DESC
+        {ORDER}
         LIMIT %(limit)s"""
     return sql, params
 

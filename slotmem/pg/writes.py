@@ -32,6 +32,12 @@ RETURNING seq"""
 UPDATE_SQL = """UPDATE memory_facts SET value = %s, confidence = %s, source = %s, updated_at = %s,
     expires_at = %s, protected_at = coalesce(protected_at, %s), terms = %s, freqs = %s,
     length = %s WHERE seq = %s"""
+# The old value to history and the new one in, in one round trip: a WITH's statements share
+# one snapshot, so the archive reads the row as it was before the update.
+ARCHIVE_UPDATE_SQL = f"WITH archived AS ({ARCHIVE_SQL}) {UPDATE_SQL}"
+SEQ_TAGS_SQL = """SELECT f.seq, ARRAY(SELECT t.tag FROM memory_fact_tags t
+                                      WHERE t.fact_seq = f.seq ORDER BY t.tag) AS tags
+                  FROM memory_facts f WHERE f.slot = %s AND f.key = %s"""
 INSERT_SQL = (
     f"INSERT INTO memory_facts ({', '.join(FACT_COLUMNS)}, key_form, terms, freqs, length) "
     f"VALUES ({', '.join(['%s'] * (len(FACT_COLUMNS) + 4))})"
@@ -121,16 +127,12 @@ class Writes(Core):
     def _retag(self, result: UpsertResult, tags: tuple[str, ...] | None, *, guard=False):
         """Inside the write's transaction: the written fact's tags become ``tags`` as
         ``storage.tags.retagged`` decides (the same rule on both backends)."""
-        seq = self._seq(result.fact.slot, result.fact.key)
-        write, result = retagged(result, tags, fact_tags.of_seq(self.conn, seq), guard)
+        row = self.conn.execute(SEQ_TAGS_SQL, (result.fact.slot, result.fact.key)).fetchone()
+        seq = row["seq"]
+        write, result = retagged(result, tags, tuple(row["tags"]), guard)
         if write is not None:
             fact_tags.replace(self.conn, seq, write)
         return result
-
-    def _seq(self, slot: str, key: str) -> int:
-        return self.conn.execute(
-            "SELECT seq FROM memory_facts WHERE slot = %s AND key = %s", (slot, key)
-        ).fetchone()["seq"]
 
     def _write_all(self, items: list[tuple], now: int, *, guard=False) -> list[UpsertResult]:
         """New keys go in with one executemany; keys that exist (locked first, in seq order)
@@ -217,12 +219,11 @@ class Writes(Core):
             if guard == PROTECTED:
                 return UpsertResult(PROTECTED, old, old)
             raise protected_error(slot, old.key, "overwrite")
-        conn.execute(ARCHIVE_SQL, ("update", now, source, row["seq"]))
         (doc,) = tokens.documents([(slot, old.key, value)])
         conn.execute(
-            UPDATE_SQL,
-            (value, confidence, source, now, expires, protected_at, doc.terms, jsonb(doc.freqs),
-             doc.length, row["seq"]),
+            ARCHIVE_UPDATE_SQL,
+            ("update", now, source, row["seq"], value, confidence, source, now, expires,
+             protected_at, doc.terms, jsonb(doc.freqs), doc.length, row["seq"]),
         )  # fmt: skip
         fact = dataclasses.replace(
             old,
