@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic import Corpus
 
 from slotmem import Ranking, Store
-from slotmem.search import lexical, plan
+from slotmem.search import common, lexical, plan
 from slotmem.search.stemmer import stem
 from slotmem.search.terms import parse, quote
 
@@ -52,9 +52,14 @@ def exhaustive(conn, text: str) -> plan.Plan:
     return plan.Plan(tuple(arms), plan.indexed_rows(conn, plan.WORDS))
 
 
-def top(conn, chosen: plan.Plan, ranking: Ranking, now: int) -> list[int]:
+def top(conn, chosen: plan.Plan, ranking: Ranking, now: int) -> list[str]:
     rows = lexical.search(conn, chosen, ranking, slots=None, limit=10, now=now)
-    return [row["seq"] for row in rows]
+    return [row["id"] for row in rows]
+
+
+def found(store: Store, text: str) -> list[str]:
+    """The ids of query_facts' top 10 (the plan's, or common.py's when it applies)."""
+    return [hit.fact.id for hit in store.query_facts(text, limit=10, track_access=False)]
 
 
 def main(argv=None) -> None:
@@ -62,18 +67,29 @@ def main(argv=None) -> None:
     parser.add_argument("--facts", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--budgets", default=f"{plan.POSTINGS_BUDGET},32000")
+    parser.add_argument(
+        "--scorings",
+        default="bm25,presence,bm25+numpy,presence+numpy",
+        help="+numpy: common-word questions over every posting (slotmem/search/common.py)",
+    )
+    parser.add_argument("--file", help="an existing file of --facts synthetic facts (kept)")
     args = parser.parse_args(argv)
     budgets = [int(b) for b in args.budgets.split(",")]
+    scorings = args.scorings.split(",")
     corpus = Corpus()
     with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Path(tmp) / "bench.db", create=True)
         start = time.perf_counter()
-        facts = corpus.facts(args.facts)
-        for batch in range(0, args.facts, 50_000):
-            store.upsert_many(facts[batch : batch + 50_000])
-        print(f"{args.facts:,} facts loaded in {time.perf_counter() - start:.0f} s\n")
+        facts = corpus.facts(args.facts)  # drawn either way: the questions come after them
+        if args.file and Path(args.file).exists():
+            store = Store(args.file)
+        else:
+            store = Store(args.file or Path(tmp) / "bench.db", create=True)
+            for batch in range(0, args.facts, 50_000):
+                store.upsert_many(facts[batch : batch + 50_000])
+            print(f"{args.facts:,} facts loaded in {time.perf_counter() - start:.0f} s\n")
         conn, now = store.conn, store.clock()
-        settings = [(name, budget) for name in ("bm25", "presence") for budget in budgets]
+        settings = [(name, budget) for name in scorings for budget in budgets]
+        settings = [(n, b) for n, b in settings if "numpy" not in n or b == budgets[0]]
         print("| questions | scoring | budget | CPU ms p50 | ratio | recall of exhaustive top 10 |")
         print("|---|---|---|---|---|---|")
         for kind in ("common", "rare"):
@@ -81,20 +97,24 @@ def main(argv=None) -> None:
             cpu: dict[tuple, list[float]] = {setting: [] for setting in settings}
             for _ in range(ROUNDS):
                 for setting in settings:
-                    store.ranking = Ranking(presence=setting[0] == "presence")
+                    store.ranking = Ranking(presence=setting[0].startswith("presence"))
                     plan.POSTINGS_BUDGET = setting[1]
+                    common.ENABLED = setting[0].endswith("numpy")
+                    for text in texts[:2]:  # the postings in memory read (the first search's)
+                        store.query_facts(text, track_access=False)
                     for text in texts:
                         began = time.process_time()
                         store.query_facts(text, track_access=False)
                         cpu[setting].append((time.process_time() - began) * 1000)
             base = statistics.median(cpu[settings[0]])
             for name, budget in settings:
-                ranking = Ranking(presence=name == "presence")
+                ranking = store.ranking = Ranking(presence=name.startswith("presence"))
                 plan.POSTINGS_BUDGET = budget
+                common.ENABLED = name.endswith("numpy")
                 kept = []
                 for text in texts:
                     truth = top(conn, exhaustive(conn, text), ranking, now)
-                    chosen = top(conn, plan.plan(conn, parse(text)), ranking, now)
+                    chosen = found(store, text)
                     if truth:
                         kept.append(len(set(truth) & set(chosen)) / len(truth))
                 p50 = statistics.median(cpu[(name, budget)])
@@ -102,6 +122,9 @@ def main(argv=None) -> None:
                     f"| {kind} | {name} | {budget:,} | {p50:.1f} | {p50 / base:.2f} | "
                     f"{statistics.mean(kept):.3f} |"
                 )
+        postings = common.postings_of(store._doc_freqs)
+        if postings is not None:
+            print(f"\npostings in memory: {postings.nbytes:,} bytes, {len(postings)} words")
         store.close()
 
 
