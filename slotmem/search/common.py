@@ -220,8 +220,9 @@ def hits(
     if score is None:  # pragma: no cover - plan.MAX_TERMS is 16
         return None
     found = np.flatnonzero(score)
-    if len(found) > CANDIDATES:
-        best = np.argpartition(score[found], -CANDIDATES)[-CANDIDATES:]
+    if len(found) > CANDIDATES:  # of equal scores, the newest (as the plan's budget would)
+        ranked = score[found] + found / (top + 1.0) * 1e-3
+        best = np.argpartition(ranked, -CANDIDATES)[-CANDIDATES:]
         found = found[best]
     return _rows(conn, chosen, ranking, found.tolist(), bits, tf)
 
