@@ -62,6 +62,14 @@ def found(store: Store, text: str) -> list[str]:
     return [hit.fact.id for hit in store.query_facts(text, limit=10, track_access=False)]
 
 
+def apply(name: str, budget: int, candidates: int) -> Ranking:
+    """Set up one setting ("bm25", "presence+numpy", "bm25+numpy500", ...): its ranking."""
+    plan.POSTINGS_BUDGET = budget
+    common.ENABLED = "+numpy" in name
+    common.CANDIDATES = int(name.partition("+numpy")[2] or candidates)
+    return Ranking(presence=name.startswith("presence"))
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--facts", type=int, default=100_000)
@@ -70,7 +78,8 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--scorings",
         default="bm25,presence,bm25+numpy,presence+numpy",
-        help="+numpy: common-word questions over every posting (slotmem/search/common.py)",
+        help="+numpy: common-word questions over every posting (slotmem/search/common.py); "
+        "+numpy500: with 500 candidates scored exactly (common.CANDIDATES)",
     )
     parser.add_argument("--file", help="an existing file of --facts synthetic facts (kept)")
     args = parser.parse_args(argv)
@@ -90,6 +99,7 @@ def main(argv=None) -> None:
         conn, now = store.conn, store.clock()
         settings = [(name, budget) for name in scorings for budget in budgets]
         settings = [(n, b) for n, b in settings if "numpy" not in n or b == budgets[0]]
+        candidates = common.CANDIDATES
         print("| questions | scoring | budget | CPU ms p50 | ratio | recall of exhaustive top 10 |")
         print("|---|---|---|---|---|---|")
         for kind in ("common", "rare"):
@@ -97,9 +107,7 @@ def main(argv=None) -> None:
             cpu: dict[tuple, list[float]] = {setting: [] for setting in settings}
             for _ in range(ROUNDS):
                 for setting in settings:
-                    store.ranking = Ranking(presence=setting[0].startswith("presence"))
-                    plan.POSTINGS_BUDGET = setting[1]
-                    common.ENABLED = setting[0].endswith("numpy")
+                    store.ranking = apply(*setting, candidates)
                     for text in texts[:2]:  # the postings in memory read (the first search's)
                         store.query_facts(text, track_access=False)
                     for text in texts:
@@ -108,9 +116,7 @@ def main(argv=None) -> None:
                         cpu[setting].append((time.process_time() - began) * 1000)
             base = statistics.median(cpu[settings[0]])
             for name, budget in settings:
-                ranking = store.ranking = Ranking(presence=name.startswith("presence"))
-                plan.POSTINGS_BUDGET = budget
-                common.ENABLED = name.endswith("numpy")
+                ranking = store.ranking = apply(name, budget, candidates)
                 kept = []
                 for text in texts:
                     truth = top(conn, exhaustive(conn, text), ranking, now)

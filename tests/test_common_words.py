@@ -47,9 +47,7 @@ def exhaustive(store: Store, text: str, slots=None) -> list:
         if dfs[stem(word)]
     )
     chosen = plan.Plan(arms, plan.indexed_rows(conn, plan.WORDS))
-    rows = lexical.search(
-        conn, chosen, store.ranking, slots=slots, limit=10, now=store.clock()
-    )
+    rows = lexical.search(conn, chosen, store.ranking, slots=slots, limit=10, now=store.clock())
     return [(row["id"], row["score"]) for row in rows]
 
 
@@ -158,3 +156,14 @@ def test_a_question_with_a_cjk_gram_is_planned_as_before(store, small):
     store.upsert("user", "zh", "我们 build note")
     chosen = plan.plan(store.conn, parse("我们 build note deploy"))
     assert chosen.dropped and not common.applies(chosen)
+
+
+def test_a_search_inside_a_transaction_is_planned_as_before(store, small):
+    """A transaction's writes may roll back, leaving the structure record as it was: postings
+    read inside one could be taken for the file's afterwards."""
+    corpus(store)
+    with store.transaction():
+        store.upsert("user", "inside", "build note deploy release server")
+        hits = store.query_facts(QUESTIONS[0], explain=True, track_access=False)
+        assert hits[0].explanation["ignored"]
+    assert not common.postings_of(store._doc_freqs)._entries

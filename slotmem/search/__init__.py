@@ -66,7 +66,9 @@ def _lexical(
         return []
     slots = list(query.slots) if query.slots else None
     found = None
-    if common.applies(chosen):  # a common-word question: every posting of every word
+    # A common-word question: every posting of every word (outside a transaction: one that
+    # wrote and rolls back could leave the index's structure record as it was before)
+    if common.applies(chosen) and not conn.in_transaction:
         with plan.snapshot(conn):
             found = common.hits(conn, chosen, ranking, common.postings_of(freqs), slots)
         if found is not None:

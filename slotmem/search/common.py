@@ -202,29 +202,36 @@ def hits(
     top = max((int(seqs[-1]) for seqs in lists if len(seqs)), default=-1)
     if top < 0:
         return []
-    bits = np.zeros(top + 1, dtype=np.uint32)
+    kind = np.uint8 if len(arms) <= 8 else np.uint16 if len(arms) <= 16 else None
+    if kind is None:  # pragma: no cover - terms.MAX_TERMS is 16
+        return None
+    bits = np.zeros(top + 1, dtype=kind)
     for i, seqs in enumerate(lists):
-        bits[seqs] |= np.uint32(1 << i)
+        bits[seqs] |= kind(1 << i)
     if slots:
         tags = [postings.get(conn, planning.slot_tag(slot), state) for slot in slots]
         keep = np.zeros(top + 1, dtype=bool)
         for seqs in tags:
             keep[seqs[seqs <= top]] = True
         bits[~keep] = 0
-    weights = np.array(
-        [ranking.idf(chosen.facts, arm.df) + ranking.coordination for arm in arms]
-    )
+    weights = [ranking.idf(chosen.facts, arm.df) + ranking.coordination for arm in arms]
     masks = np.arange(1 << len(arms), dtype=np.uint32)
-    table = ((masks[:, None] >> np.arange(len(arms), dtype=np.uint32)) & 1) @ weights
-    score = table[bits] if len(arms) <= 16 else None
-    if score is None:  # pragma: no cover - plan.MAX_TERMS is 16
-        return None
-    found = np.flatnonzero(score)
-    if len(found) > CANDIDATES:  # of equal scores, the newest (as the plan's budget would)
-        ranked = score[found] + found / (top + 1.0) * 1e-3
-        best = np.argpartition(ranked, -CANDIDATES)[-CANDIDATES:]
-        found = found[best]
+    held = (masks[:, None] >> np.arange(len(arms), dtype=np.uint32)) & 1
+    score = (held @ np.array(weights)).astype(np.float32)[bits]  # each fact's presence score
+    found = _best(np, score, CANDIDATES)
     return _rows(conn, chosen, ranking, found.tolist(), bits, tf)
+
+
+def _best(np, score, k: int):
+    """The indexes of the ``k`` highest positive scores; of equal ones at the boundary, the
+    highest indexes (the newest facts, as the plan's budget would take)."""
+    if len(score) > k:
+        bound = np.partition(score, len(score) - k)[len(score) - k]
+        if bound > 0:
+            above = np.flatnonzero(score > bound)
+            tied = np.flatnonzero(score == bound)
+            return np.concatenate((above, tied[len(tied) - (k - len(above)) :]))
+    return np.flatnonzero(score > 0)
 
 
 def _rows(conn, chosen: planning.Plan, ranking, seqs: list[int], bits, tf: bool) -> list[tuple]:
