@@ -20,11 +20,12 @@ FTS5 itself cannot do step 2 cheaply: bm25 on a ``detail=none`` index re-reads e
 row, and restricting an arm to a few hundred rowids makes FTS5 seek each one (milliseconds).
 
 The postings in memory are keyed by the word index's structure record (``_data`` row 10, which
-FTS5 rewrites with every change, by any process; see ``plan.DocFreqs``). After a change, a
-word's cached postings are checked against the index (count and two sums of the seqs up to the
-largest cached one, counted in SQLite) and the newer seqs appended; when the check fails (a
-fact deleted or rewritten) the word is read again. At most ``MAX_BYTES`` are kept, the least
-recently used words let go first; a question whose postings would not fit is planned as before.
+FTS5 rewrites with every change, by any process; see ``plan.DocFreqs``): after a change, a word
+is read again on its next use (about 20 ms CPU for a word in a quarter of 1M facts; checking the
+old postings against the index, to append only the new ones, cost nearly as much). At most
+``MAX_BYTES`` are kept, the least recently used words let go first; a question whose postings
+would not fit is planned as before. Inside a transaction (whose writes may roll back and leave
+the structure record as it was) the search is planned as before.
 
 numpy is optional (the ``semantic`` and ``ui`` extras): without it, or with ``ENABLED`` off, the
 plan's budget applies as before.
@@ -47,7 +48,6 @@ from .terms import tokens
 ENABLED = True
 CANDIDATES = 300  # facts scored exactly per search (recall 0.99 at 100k, docs/benchmarks.md)
 MAX_BYTES = 64 << 20  # postings kept in memory, per Store
-MODULUS = 2_147_483_647  # the second checksum: sum of (seq * seq) % MODULUS
 K1, B = 1.2, 0.75  # FTS5's bm25 constants
 
 
@@ -77,11 +77,8 @@ def applies(chosen: planning.Plan | None) -> bool:
 
 @dataclass
 class _Entry:
-    seqs: Any  # sorted numpy int64 array
-    state: bytes | None
-    count: int
-    total: int
-    squares: int
+    seqs: Any  # sorted numpy int32 (or int64) array
+    state: bytes | None  # the word index's structure record when it was read
 
 
 class Postings:
@@ -104,9 +101,7 @@ class Postings:
         ``state`` (the structure record read in the same transaction)."""
         with self._lock:
             entry = self._entries.pop(match, None)
-        if entry is not None and entry.state != state:
-            entry = _refresh(conn, match, entry, state)
-        if entry is None:
+        if entry is None or entry.state != state:  # new, or the index changed since
             entry = _read(conn, match, state)
         with self._lock:
             self._entries[match] = entry
@@ -130,50 +125,20 @@ def postings_of(freqs: planning.DocFreqs | None) -> Postings:
     return freqs.postings
 
 
-def _sums(seqs) -> tuple[int, int]:
-    np = numpy()
-    wide = seqs.astype(np.int64)
-    return int(wide.sum()), int(((wide * wide) % MODULUS).sum())
-
-
-def _read(conn, match: str, state: bytes | None, above: int = -1) -> _Entry:
+def _read(conn, match: str, state: bytes | None) -> _Entry:
+    """One word's postings, read in one statement (one string: a row per posting through the
+    sqlite3 module would cost several times as much)."""
     np = numpy()
     row = conn.execute(
-        f"SELECT group_concat(rowid) FROM {planning.WORDS} WHERE {planning.WORDS} MATCH ? "
-        "AND rowid > ?",
-        (match, above),
+        f"SELECT group_concat(rowid) FROM {planning.WORDS} WHERE {planning.WORDS} MATCH ?",
+        (match,),
     ).fetchone()
     text = row[0] if row else None
     seqs = np.fromstring(text, dtype=np.int64, sep=",") if text else np.zeros(0, dtype=np.int64)
     seqs.sort()  # FTS5 returns rowids in order; cheap to be sure
     if len(seqs) and seqs[-1] < 2**31:
         seqs = seqs.astype(np.int32)  # half the bytes
-    return _Entry(seqs, state, len(seqs), *_sums(seqs))
-
-
-def _refresh(conn, match: str, entry: _Entry, state: bytes | None) -> _Entry | None:
-    """The entry as of ``state``: its postings still as cached up to its largest seq, and the
-    newer ones appended; None (read it again) when the older ones changed."""
-    np = numpy()
-    top = int(entry.seqs[-1]) if len(entry.seqs) else -1
-    count, total, squares = conn.execute(
-        f"SELECT count(*), coalesce(sum(rowid), 0), coalesce(sum((rowid * rowid) % {MODULUS}), 0) "
-        f"FROM {planning.WORDS} WHERE {planning.WORDS} MATCH ? AND rowid <= ?",
-        (match, top),
-    ).fetchone()
-    if (count, total, squares) != (entry.count, entry.total, entry.squares):
-        return None
-    newer = _read(conn, match, state, top)
-    if not newer.count:
-        entry.state = state
-        return entry
-    return _Entry(
-        np.concatenate((entry.seqs, newer.seqs)),
-        state,
-        entry.count + newer.count,
-        entry.total + newer.total,
-        entry.squares + newer.squares,
-    )
+    return _Entry(seqs, state)
 
 
 def structure(conn) -> bytes | None:
