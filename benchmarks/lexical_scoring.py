@@ -1,6 +1,7 @@
 """Lexical scoring: bm25 against presence, and what the plan keeps of the exhaustive ranking.
 
     python benchmarks/lexical_scoring.py [--facts 100000] [--queries 100] [--budgets 8000,32000]
+        [--scorings bm25,presence,bm25+numpy,presence+numpy] [--file PATH] [--writes]
 
 On synthetic facts (benchmarks/synthetic.py: Zipf words), common-word questions (5 of the 50
 most frequent words) and rare ones (3 words of rank 5,000 or more), over all slots:
@@ -12,7 +13,14 @@ most frequent words) and rare ones (3 words of rank 5,000 or more), over all slo
   (bm25 at the shipped budget) is what to read;
 - **recall of the exhaustive ranking**: the share of the top 10 of the same scoring over every
   posting of every question word (nothing dropped as too common, nothing capped) that the
-  plan's top 10 holds.
+  plan's top 10 holds (query_facts' top 10, whichever path it took).
+
+``+numpy`` settings score a common-word question over every posting of every word
+(slotmem/search/common.py: numpy, the postings kept in memory); ``+numpy500`` with 500
+candidates scored exactly instead of ``common.CANDIDATES``; the other settings run with it off.
+The first round reads the postings into memory. ``--file`` keeps the built file (built there when
+it does not exist yet); ``--writes`` also times common-word questions each asked just after
+another connection's write, when the postings are read again.
 
 LoCoMo's figures: ``python benchmarks/locomo.py`` (bm25, the default) beside
 ``python benchmarks/locomo.py --retriever presence``.
@@ -82,6 +90,11 @@ def main(argv=None) -> None:
         "+numpy500: with 500 candidates scored exactly (common.CANDIDATES)",
     )
     parser.add_argument("--file", help="an existing file of --facts synthetic facts (kept)")
+    parser.add_argument(
+        "--writes",
+        action="store_true",
+        help="also time common-word questions each just after another connection's write",
+    )
     args = parser.parse_args(argv)
     budgets = [int(b) for b in args.budgets.split(",")]
     scorings = args.scorings.split(",")
@@ -89,10 +102,11 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         facts = corpus.facts(args.facts)  # drawn either way: the questions come after them
-        if args.file and Path(args.file).exists():
-            store = Store(args.file)
+        path = Path(args.file or Path(tmp) / "bench.db")
+        if path.exists():
+            store = Store(path)
         else:
-            store = Store(args.file or Path(tmp) / "bench.db", create=True)
+            store = Store(path, create=True)
             for batch in range(0, args.facts, 50_000):
                 store.upsert_many(facts[batch : batch + 50_000])
             print(f"{args.facts:,} facts loaded in {time.perf_counter() - start:.0f} s\n")
@@ -129,9 +143,37 @@ def main(argv=None) -> None:
                     f"{statistics.mean(kept):.3f} |"
                 )
         postings = common.postings_of(store._doc_freqs)
-        if postings is not None:
-            print(f"\npostings in memory: {postings.nbytes:,} bytes, {len(postings)} words")
+        print(f"\npostings in memory: {postings.nbytes:,} bytes, {len(postings)} words")
+        if args.writes:
+            after_writes(store, Store(path), corpus, settings, candidates, args.queries)
         store.close()
+
+
+def after_writes(store: Store, writer: Store, corpus: Corpus, settings, candidates, n) -> None:
+    """CPU ms p50 of common-word questions, each asked just after another connection rewrote one
+    fact (the index changed: the document frequencies and the postings in memory are read
+    again), beside the same questions asked again without a write."""
+    texts = [corpus.common_query() for _ in range(n)]
+    cpu: dict[tuple, list[float]] = {}
+    for _ in range(ROUNDS):
+        for setting in settings:
+            store.ranking = apply(*setting, candidates)
+            for text in texts:
+                writer.upsert("agent", "bench.write", corpus.sentence())
+                for label in ("after a write", "again"):
+                    began = time.process_time()
+                    store.query_facts(text, track_access=False)
+                    elapsed = (time.process_time() - began) * 1000
+                    cpu.setdefault((*setting, label), []).append(elapsed)
+    writer.delete("agent", "bench.write")
+    writer.close()
+    print("\n| questions | scoring | budget | CPU ms p50 after a write | again |")
+    print("|---|---|---|---|---|")
+    for name, budget in settings:
+        after, again = (
+            statistics.median(cpu[(name, budget, x)]) for x in ("after a write", "again")
+        )
+        print(f"| common | {name} | {budget:,} | {after:.1f} | {again:.1f} |")
 
 
 if __name__ == "__main__":

@@ -111,9 +111,6 @@ class Postings:
                 size -= old.seqs.nbytes
         return entry.seqs
 
-    def clear(self) -> None:
-        self._entries.clear()
-
 
 def postings_of(freqs: planning.DocFreqs | None) -> Postings:
     """The Store's postings in memory (kept beside its document frequencies); a fresh, empty
