@@ -167,3 +167,12 @@ def test_a_search_inside_a_transaction_is_planned_as_before(store, small):
         hits = store.query_facts(QUESTIONS[0], explain=True, track_access=False)
         assert hits[0].explanation["ignored"]
     assert not common.postings_of(store._doc_freqs)._entries
+
+
+def test_a_closed_store_lets_its_postings_go(db_path, small):
+    store = Store(db_path, create=True)
+    corpus(store)
+    found(store, QUESTIONS[0])
+    assert common.postings_of(store._doc_freqs).nbytes > 0
+    store.close()
+    assert common.postings_of(store._doc_freqs).nbytes == 0

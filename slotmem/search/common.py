@@ -68,11 +68,9 @@ def available() -> bool:
 def applies(chosen: planning.Plan | None) -> bool:
     """Whether the plan left words out or capped them (a common-word question) and every term
     is a word (CJK grams are planned as before)."""
-    if not chosen or not available():
-        return False
-    if not (chosen.dropped or any(arm.cap is not None for arm in chosen.arms)):
-        return False
-    return all(arm.table == planning.WORDS for arm in chosen.every)
+    if not chosen or not (chosen.dropped or any(arm.cap is not None for arm in chosen.arms)):
+        return False  # numpy is imported only when needed (a lexical `context` never is)
+    return all(arm.table == planning.WORDS for arm in chosen.every) and available()
 
 
 @dataclass

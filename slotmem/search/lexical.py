@@ -26,7 +26,6 @@ query's mass is the coverage that ``relevance.py`` reads (and ``fusion.py``).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 
@@ -101,6 +100,8 @@ class Ranking:
                        max(specific) AS specific{parts}
                 FROM hits GROUP BY seq)"""
         else:  # summed per fact already (common.py): one JSON array of rows
+            import json  # only then: a cold lexical `context` does without
+
             params["rows"] = json.dumps(rows)
             columns = ("seq", "match", "mass", "matched", "specific", "parts")
             matched = "matched AS (SELECT {} FROM json_each(:rows))".format(
