@@ -20,7 +20,9 @@ most frequent words) and rare ones (3 words of rank 5,000 or more), over all slo
 candidates scored exactly instead of ``common.CANDIDATES``; the other settings run with it off.
 The first round reads the postings into memory. ``--file`` keeps the built file (built there when
 it does not exist yet); ``--writes`` also times common-word questions each asked just after
-another connection's write, when the postings are read again.
+another connection's write, when the postings are read again. ``raw``: the statement of the plan
+alone (bm25) run raw, SQLite's own cost: query_facts' ratio to it for rare words is issue 24's
+"rare-word <= 1.2x raw".
 
 LoCoMo's figures: ``python benchmarks/locomo.py`` (bm25, the default) beside
 ``python benchmarks/locomo.py --retriever presence``.
@@ -70,6 +72,19 @@ def found(store: Store, text: str) -> list[str]:
     return [hit.fact.id for hit in store.query_facts(text, limit=10, track_access=False)]
 
 
+def raw(conn, text: str, now: int) -> tuple[str, dict] | None:
+    """The statement query_facts runs for ``text`` with the plan alone (terms looked up
+    beforehand), to run raw: SQLite's own cost, none of slotmem's Python around it."""
+    chosen = plan.plan(conn, parse(text))
+    if not chosen:
+        return None
+    sql, params = Ranking().sql(chosen, None)
+    params.update(now=now, limit=10, total=0.0)
+    order = "score DESC, length(key) + length(value), seq DESC"
+    test = "(expires_at IS NULL OR expires_at > :now)"
+    return f"SELECT * FROM ({sql}) WHERE {test} ORDER BY {order} LIMIT :limit", params
+
+
 def apply(name: str, budget: int, candidates: int) -> Ranking:
     """Set up one setting ("bm25", "presence+numpy", "bm25+numpy500", ...): its ranking."""
     plan.POSTINGS_BUDGET = budget
@@ -87,7 +102,8 @@ def main(argv=None) -> None:
         "--scorings",
         default="bm25,presence,bm25+numpy,presence+numpy",
         help="+numpy: common-word questions over every posting (slotmem/search/common.py); "
-        "+numpy500: with 500 candidates scored exactly (common.CANDIDATES)",
+        "+numpy500: with 500 candidates scored exactly (common.CANDIDATES); raw: the plan's "
+        "statement run raw (bm25)",
     )
     parser.add_argument("--file", help="an existing file of --facts synthetic facts (kept)")
     parser.add_argument(
@@ -112,16 +128,27 @@ def main(argv=None) -> None:
             print(f"{args.facts:,} facts loaded in {time.perf_counter() - start:.0f} s\n")
         conn, now = store.conn, store.clock()
         settings = [(name, budget) for name in scorings for budget in budgets]
-        settings = [(n, b) for n, b in settings if "numpy" not in n or b == budgets[0]]
+        settings = [
+            (n, b) for n, b in settings if "numpy" not in n and n != "raw" or b == budgets[0]
+        ]
         candidates = common.CANDIDATES
         print("| questions | scoring | budget | CPU ms p50 | ratio | recall of exhaustive top 10 |")
         print("|---|---|---|---|---|---|")
         for kind in ("common", "rare"):
             texts = [getattr(corpus, f"{kind}_query")() for _ in range(args.queries)]
             cpu: dict[tuple, list[float]] = {setting: [] for setting in settings}
+            apply("raw", budgets[0], candidates)
+            raws = [raw(conn, text, now) for text in texts]
+            raws = [statement for statement in raws if statement]
             for _ in range(ROUNDS):
                 for setting in settings:
                     store.ranking = apply(*setting, candidates)
+                    if setting[0] == "raw":
+                        for sql, params in raws:
+                            began = time.process_time()
+                            conn.execute(sql, params).fetchall()
+                            cpu[setting].append((time.process_time() - began) * 1000)
+                        continue
                     for text in texts[:2]:  # the postings in memory read (the first search's)
                         store.query_facts(text, track_access=False)
                     for text in texts:
@@ -134,7 +161,10 @@ def main(argv=None) -> None:
                 kept = []
                 for text in texts:
                     truth = top(conn, exhaustive(conn, text), ranking, now)
-                    chosen = found(store, text)
+                    if name == "raw":  # the plan alone
+                        chosen = top(conn, plan.plan(conn, parse(text)), ranking, now)
+                    else:
+                        chosen = found(store, text)
                     if truth:
                         kept.append(len(set(truth) & set(chosen)) / len(truth))
                 p50 = statistics.median(cpu[(name, budget)])
