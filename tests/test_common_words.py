@@ -176,3 +176,19 @@ def test_a_closed_store_lets_its_postings_go(db_path, small):
     assert common.postings_of(store._doc_freqs).nbytes > 0
     store.close()
     assert common.postings_of(store._doc_freqs).nbytes == 0
+
+
+def test_term_frequencies_are_counted_as_fts5_counts_them(store, small):
+    """bm25's term frequency counted from the text here equals FTS5's own: case, stems,
+    apostrophes, underscores, digits, accents, other scripts, the key's weight."""
+    corpus(store, n=40)
+    store.upsert_many(
+        [
+            {"slot": "user", "key": "Build.notes", "value": "Builds_notes café-build Build's"},
+            {"slot": "user", "key": "x", "value": "BUILDING build42 büild ΒUILD build"},
+            {"slot": "user", "key": "notes_on.the-build", "value": "Notes: noting; note."},
+            {"slot": "user", "key": "y", "value": "deploy déploy DEPLOYED, deploys… 部署 build"},
+        ]
+    )
+    for text in ["build note deploy", "notes builds deploying"]:
+        assert same(found(store, text), exhaustive(store, text))

@@ -247,11 +247,16 @@ def _stems(text: str) -> Counter:
     memo = _STEMMED
     try:
         return Counter(map(memo.__getitem__, words))
-    except KeyError:
+    except KeyError:  # a word not seen yet (or the memo cleared by another thread meanwhile)
         if len(memo) > STEMS_REMEMBERED:
             memo.clear()
-        memo.update((word, stem(word)) for word in words if word not in memo)
-        return Counter(map(memo.__getitem__, words))
+        found = []
+        for word in words:
+            stemmed = memo.get(word)
+            if stemmed is None:
+                stemmed = memo[word] = stem(word)
+            found.append(stemmed)
+        return Counter(found)
 
 
 _ASCII_WORD = re.compile(r"[a-z0-9]+")  # terms.tokens on ASCII text, lower-cased already
