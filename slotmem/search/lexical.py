@@ -85,7 +85,8 @@ class Ranking:
     ) -> tuple[str, dict]:
         """The one statement: arms -> parts summed per fact -> factors -> score (no LIMIT yet).
         ``tf=False`` (or ``presence``) scores each matched term as present (tf = 1), without
-        bm25. ``rows``: the arms' rows computed already (common.py), in place of FTS5's."""
+        bm25. ``rows``: each fact's parts summed already (common.py: seq, match, mass, matched,
+        specific, parts), in place of the FTS5 arms."""
         params: dict = {}
         tf = tf and not self.presence
         slot_test = _slot_test(slots, params)
@@ -169,8 +170,8 @@ def search(
     """The plan's best ``limit`` rows, scored, weighted, filtered and ordered in one statement
     (``min_relevance`` needs ``total``, the query's idf mass: relevance.query_mass). Facts
     expired at ``now`` are left out, with ``since``/``until`` those updated outside, with
-    ``tags`` those without every one of them. ``rows``: the arms' rows (seq, arm, raw, part,
-    mass, specific) as common.py computed them, in place of the plan's FTS5 arms."""
+    ``tags`` those without every one of them. ``rows``: each fact's parts summed already, as
+    common.py computes them for the plan's ``every`` arms (no rows: no hits)."""
     if rows is not None and not rows:
         return []
     sql, params = ranking.sql(plan, slots, explain, tf, rows)

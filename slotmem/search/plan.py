@@ -6,7 +6,8 @@ is dropped, unless fewer than ``FLOOR`` terms would remain (then the ``FLOOR`` r
 says little and costs a scan of its postings. And the postings scored per search stay within
 ``POSTINGS_BUDGET``: terms are taken rarest first, and a term beyond the budget only has its
 newest postings scored (``cap``), so a search made only of common words still answers, in
-bounded time. A hybrid search plans within the smaller ``HYBRID_BUDGET``: its semantic leg
+bounded time (with numpy, ``common.py`` scores such a question over every posting of every word
+instead: ``Plan.every``). A hybrid search plans within the smaller ``HYBRID_BUDGET``: its semantic leg
 brings candidates too, so the lexical leg needs fewer postings to find its share.
 
 Word terms are looked up by their porter stem (what the index stores); a CJK bigram is looked
