@@ -3,6 +3,7 @@ import math
 import pytest
 
 from slotmem import Ranking, Store
+from slotmem.search import common
 from slotmem.search import plan as lexical
 from slotmem.search import terms as query
 from tests.conftest import fts_integrity_error
@@ -231,9 +232,11 @@ def test_integrity_check_sees_drift(store):
 
 @pytest.fixture
 def small_limits(monkeypatch):
-    """The df rules at toy scale: 'common' above 5 facts, 12 postings scored per search."""
+    """The df rules at toy scale: 'common' above 5 facts, 12 postings scored per search (the
+    plan's own path: tests/test_common_words.py has the one over every posting)."""
     monkeypatch.setattr(lexical, "COMMON_MIN", 5)
     monkeypatch.setattr(lexical, "POSTINGS_BUDGET", 12)
+    monkeypatch.setattr(common, "ENABLED", False)
 
 
 def test_common_terms_are_dropped_when_rarer_ones_remain(store, small_limits):

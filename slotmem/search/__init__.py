@@ -18,7 +18,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from ..records import Hit
-from . import lexical, plan, relevance
+from . import common, lexical, plan, relevance
 from .lexical import Ranking
 from .plan import DocFreqs
 from .query import Query
@@ -65,6 +65,14 @@ def _lexical(
     if not chosen:
         return []
     slots = list(query.slots) if query.slots else None
+    found = None
+    # A common-word question: every posting of every word (outside a transaction: one that
+    # wrote and rolls back could leave the index's structure record as it was before)
+    if common.applies(chosen) and not conn.in_transaction:
+        with plan.snapshot(conn):
+            found = common.hits(conn, chosen, ranking, common.postings_of(freqs), slots)
+        if found is not None:
+            chosen = plan.Plan(chosen.every, chosen.facts, (), chosen.every)
     total = relevance.query_mass(chosen, query.terms, ranking)
     floor = query.min_relevance
     rows = lexical.search(
@@ -81,6 +89,7 @@ def _lexical(
         since=query.since,
         until=query.until,
         tags=query.tags,
+        rows=found,
     )
     keys = relevance.key_matches(
         relevance.stems(query.terms),

@@ -76,25 +76,41 @@ class Ranking:
         return feedback, f"(1.0 / (1.0 + max(0, :now - f.updated_at) / {half_life_ms!r}))"
 
     def sql(
-        self, plan: Plan, slots: list[str] | None, explain: bool = False, tf: bool = True
+        self,
+        plan: Plan,
+        slots: list[str] | None,
+        explain: bool = False,
+        tf: bool = True,
+        rows: list[tuple] | None = None,
     ) -> tuple[str, dict]:
         """The one statement: arms -> parts summed per fact -> factors -> score (no LIMIT yet).
         ``tf=False`` (or ``presence``) scores each matched term as present (tf = 1), without
-        bm25."""
+        bm25. ``rows``: each fact's parts summed already (common.py: seq, match, mass, matched,
+        specific, parts), in place of the FTS5 arms."""
         params: dict = {}
         tf = tf and not self.presence
         slot_test = _slot_test(slots, params)
-        arms = " UNION ALL ".join(
-            self._arm(i, arm, plan.facts, slots, params, tf) for i, arm in enumerate(plan.arms)
-        )
         parts = ", group_concat(arm || ':' || coalesce(raw, ''), ' ') AS parts" if explain else ""
-        feedback, recency = self.factors()
-        sql = f"""
-            WITH hits(seq, arm, raw, part, mass, specific) AS ({arms}),
+        if rows is None:
+            arms = " UNION ALL ".join(
+                self._arm(i, arm, plan.facts, slots, params, tf) for i, arm in enumerate(plan.arms)
+            )
+            matched = f"""hits(seq, arm, raw, part, mass, specific) AS ({arms}),
             matched AS (
                 SELECT seq, sum(part) AS match, sum(mass) AS mass, count(*) AS matched,
                        max(specific) AS specific{parts}
-                FROM hits GROUP BY seq)
+                FROM hits GROUP BY seq)"""
+        else:  # summed per fact already (common.py): one JSON array of rows
+            import json  # only then: a cold lexical `context` does without
+
+            params["rows"] = json.dumps(rows)
+            columns = ("seq", "match", "mass", "matched", "specific", "parts")
+            matched = "matched AS (SELECT {} FROM json_each(:rows))".format(
+                ", ".join(f"json_extract(value, '$[{i}]') AS {c}" for i, c in enumerate(columns))
+            )
+        feedback, recency = self.factors()
+        sql = f"""
+            WITH {matched}
             SELECT f.*, m.match, m.mass, m.matched, m.specific{", m.parts" if explain else ""},
                    {feedback} AS feedback, {recency} AS recency,
                    m.match * f.confidence * {feedback} * {recency} AS score
@@ -149,12 +165,16 @@ def search(
     since: int | None = None,
     until: int | None = None,
     tags: tuple[str, ...] = (),
+    rows: list[tuple] | None = None,
 ) -> list:
     """The plan's best ``limit`` rows, scored, weighted, filtered and ordered in one statement
     (``min_relevance`` needs ``total``, the query's idf mass: relevance.query_mass). Facts
     expired at ``now`` are left out, with ``since``/``until`` those updated outside, with
-    ``tags`` those without every one of them."""
-    sql, params = ranking.sql(plan, slots, explain, tf)
+    ``tags`` those without every one of them. ``rows``: each fact's parts summed already, as
+    common.py computes them for the plan's ``every`` arms (no rows: no hits)."""
+    if rows is not None and not rows:
+        return []
+    sql, params = ranking.sql(plan, slots, explain, tf, rows)
     params.update(now=now, limit=limit, total=total)
     tests = fact_tests(params, since, until, tags)
     if min_score is not None:

@@ -6,7 +6,8 @@ is dropped, unless fewer than ``FLOOR`` terms would remain (then the ``FLOOR`` r
 says little and costs a scan of its postings. And the postings scored per search stay within
 ``POSTINGS_BUDGET``: terms are taken rarest first, and a term beyond the budget only has its
 newest postings scored (``cap``), so a search made only of common words still answers, in
-bounded time. A hybrid search plans within the smaller ``HYBRID_BUDGET``: its semantic leg
+bounded time (with numpy, ``common.py`` scores such a question over every posting of every word
+instead: ``Plan.every``). A hybrid search plans within the smaller ``HYBRID_BUDGET``: its semantic leg
 brings candidates too, so the lexical leg needs fewer postings to find its share.
 
 Word terms are looked up by their porter stem (what the index stores); a CJK bigram is looked
@@ -50,6 +51,7 @@ class Plan:
     arms: tuple[Arm, ...]
     facts: int  # rows in the word index: the N of idf
     dropped: tuple[str, ...] = ()  # terms left out as too common
+    every: tuple[Arm, ...] = ()  # every term some fact holds, uncapped (common.py scores them)
 
     def __bool__(self) -> bool:
         return bool(self.arms)
@@ -59,7 +61,7 @@ def plan(conn, terms: Terms, budget: int | None = None, freqs: DocFreqs | None =
     """Look the terms up and choose the arms to run (no arms: nothing can match) within
     ``budget`` postings (default ``POSTINGS_BUDGET``). ``freqs`` remembers word dfs between
     searches (a Store keeps one)."""
-    with _snapshot(conn):
+    with snapshot(conn):
         facts = indexed_rows(conn, WORDS)
         arms = _word_arms(conn, terms.words, freqs or DocFreqs()) + _gram_arms(conn, terms.grams)
     return choose(arms, facts, budget)
@@ -72,11 +74,11 @@ def choose(arms: list[Arm], facts: int, budget: int | None = None) -> Plan:
     arms = [arm for arm in arms if arm.df]
     chosen = _budget(_prune(arms, facts), budget or POSTINGS_BUDGET)
     dropped = tuple(arm.term for arm in arms if arm.term not in {a.term for a in chosen})
-    return Plan(tuple(chosen), facts, dropped)
+    return Plan(tuple(chosen), facts, dropped, tuple(arms))
 
 
 @contextlib.contextmanager
-def _snapshot(conn):
+def snapshot(conn):
     """One read transaction around the lookups: N and every df then describe the same state of
     the index. Read in separate statements while another process writes, a df could exceed N."""
     if conn.in_transaction:  # the caller's transaction is a snapshot already
@@ -125,6 +127,7 @@ class DocFreqs:
 
     def __init__(self):
         self._memo: tuple[bytes | None, dict[str, int]] = (None, {})
+        self.postings: object | None = None  # common.Postings, made by the first search needing it
 
     def lookup(self, conn, terms) -> dict[str, int]:
         """{term: number of facts holding it (0 when none)}."""

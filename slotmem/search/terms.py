@@ -140,6 +140,12 @@ def _words(text: str, limit: int) -> list[str]:
     return list(chosen.values())
 
 
+def tokens(text: str) -> list[str]:
+    """Every word token of ``text`` as the index's tokenizer makes it (folded, before stemming;
+    stopwords kept): the words a fact's text is indexed under."""
+    return [word for raw in _WORD.findall(text) for word in _WORD.findall(fold(raw))]
+
+
 def _grams(runs: list[str]) -> list[str]:
     grams: dict[str, None] = {}
     for run in runs:

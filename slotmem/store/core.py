@@ -103,6 +103,7 @@ class Core:
         self._accesses.close()
         self.semantic.close()
         self._connections.close()
+        self._doc_freqs = DocFreqs()  # and the postings in memory with it (search/common.py)
 
     def __enter__(self):
         return self
