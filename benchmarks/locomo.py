@@ -69,7 +69,7 @@ LOADED_AT = 1_767_225_600_000  # 2026-01-01: --compare's clock, the same on both
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _ID = re.compile(r"D:?(\d+):0*(\d+)")
 
-Retriever = Callable[[Store, str, int], list[str]]
+Retriever = Callable[..., list[str]]  # (store, question, k[, slots]) -> keys, best first
 
 
 @dataclass
@@ -86,29 +86,30 @@ class Conversation:
     questions: list[Question] = field(default_factory=list)
 
 
-def lexical(store: Store, question: str, k: int) -> list[str]:
-    hits = store.query_facts(question, limit=k, track_access=False, semantic=False)
+def lexical(store: Store, question: str, k: int, slots: list[str] | None = None) -> list[str]:
+    hits = store.query_facts(question, limit=k, track_access=False, semantic=False, slots=slots)
     return [hit.fact.key for hit in hits]
 
 
-def presence(store: Store, question: str, k: int) -> list[str]:
+def presence(store: Store, question: str, k: int, slots: list[str] | None = None) -> list[str]:
     """The lexical leg counting a matched word as present, without bm25 (``Ranking(presence=True)``)."""
     ranking, store.ranking = store.ranking, dataclasses.replace(store.ranking, presence=True)
     try:
-        return lexical(store, question, k)
+        return lexical(store, question, k, slots)
     finally:
         store.ranking = ranking
 
 
-def hybrid(store: Store, question: str, k: int) -> list[str]:
+def hybrid(store: Store, question: str, k: int, slots: list[str] | None = None) -> list[str]:
     """query_facts as an agent calls it, once `slotmem reindex` has turned the semantic leg on."""
-    return [hit.fact.key for hit in store.query_facts(question, limit=k, track_access=False)]
+    hits = store.query_facts(question, limit=k, track_access=False, slots=slots)
+    return [hit.fact.key for hit in hits]
 
 
-def semantic(store: Store, question: str, k: int) -> list[str]:
+def semantic(store: Store, question: str, k: int, slots: list[str] | None = None) -> list[str]:
     """The vector leg alone: kNN over the vector index (vec0, or HNSW on a server)."""
     blob = store.semantic.query_vector(question)
-    seqs = [seq for seq, _ in store.semantic.knn(blob, None, k)] if blob else []
+    seqs = [seq for seq, _ in store.semantic.knn(blob, slots, k)] if blob else []
     if on_server(store):
         rows = store.conn.execute("SELECT seq, key FROM memory_facts WHERE seq = ANY(%s)", (seqs,))
         keys = {row["seq"]: row["key"] for row in rows}
@@ -122,7 +123,7 @@ def semantic(store: Store, question: str, k: int) -> list[str]:
     return [keys[seq] for seq in seqs]
 
 
-def plain_or(store: Store, question: str, k: int) -> list[str]:
+def plain_or(store: Store, question: str, k: int, slots: list[str] | None = None) -> list[str]:
     """The baseline: FTS5's bm25 over an OR-query of the same words, times confidence."""
     match = or_query(question)
     if match is None:
@@ -226,16 +227,23 @@ class Places:
 
 @contextlib.contextmanager
 def loaded(
-    target, conversation: Conversation, embed: bool, clock: Callable[[], int] | None = None
+    target,
+    conversation: Conversation | list[Conversation],
+    embed: bool,
+    clock: Callable[[], int] | None = None,
 ) -> Iterator[Store]:
-    """A new memory at ``target`` holding the conversation's turns (embedded when ``embed``),
-    its lexical statistics counted (a server's, as ``prune`` counts them)."""
+    """A new memory at ``target`` holding the conversation's turns in ``SLOT`` (or the turns of
+    several, each in its own slot: ``slot_of``), embedded when ``embed``, its lexical
+    statistics counted (a server's, as ``prune`` counts them)."""
     options = {} if clock is None else {"clock": clock}
+    several = isinstance(conversation, list)
     with Store(target, create=True, **options) as store:
-        store.upsert_many(
-            {"slot": SLOT, "key": dia_id, "value": value, "source": "locomo"}
-            for dia_id, value in conversation.turns
-        )
+        for talk in conversation if isinstance(conversation, list) else [conversation]:
+            store.upsert_many(
+                {"slot": slot_of(talk) if several else SLOT, "key": dia_id, "value": value,
+                 "source": "locomo"}
+                for dia_id, value in talk.turns
+            )  # fmt: skip
         if embed:
             store.semantic.reindex()
         if on_server(store):
@@ -251,8 +259,8 @@ def scores(ranked: list[str], gold: set[str], limit: int) -> tuple[float, float,
     return (*recall, 1 / rank if rank else 0.0)
 
 
-def tally(totals: dict, conversation: Conversation, ranked: list[list[str]], limit: int) -> None:
-    for q, keys in zip(conversation.questions, ranked):
+def tally(totals: dict, questions: list[Question], ranked: list[list[str]], limit: int) -> None:
+    for q, keys in zip(questions, ranked):
         parts = scores(keys, q.gold, limit)
         row = totals.setdefault(q.category, [0.0] * 5)
         row[:4] = [a + b for a, b in zip(row, parts)]
@@ -282,7 +290,7 @@ def evaluate_many(
             with loaded(places.target(backend, conversation), conversation, embed) as store:
                 for name, retriever in retrievers.items():
                     ranked = [retriever(store, q.text, limit) for q in conversation.questions]
-                    tally(totals[name], conversation, ranked, limit)
+                    tally(totals[name], conversation.questions, ranked, limit)
     finally:
         places.close()
     return totals
@@ -307,58 +315,70 @@ def compare(
     embed: bool = False,
     context: bool = False,
     url: str | None = None,
+    one_memory: bool = False,
 ) -> Comparison:
-    """Every conversation in a file and on the server, the same questions asked of both."""
-    from slotmem.agents.context import build_context
-
+    """Every conversation in a file and on the server, the same questions asked of both: each
+    conversation in a memory of its own, or (``one_memory``) all in one memory, a slot each,
+    each question asked of its conversation's slot."""
     legs: dict[str, Retriever] = {"lexical": lexical, **({"hybrid": hybrid} if embed else {})}
     result = Comparison()
     places = Places(url, server_needed=True)
+    groups = [conversations] if one_memory else [[c] for c in conversations]
     try:
         with carried_vectors():
-            for conversation in conversations:
-                found: dict[str, dict[str, list]] = {}
-                texts: dict[str, dict[str, list]] = {}
+            for group in groups:
+                answers: dict[str, list] = {}  # backend -> [(conversation, leg, keys, text)]
                 for backend in BACKENDS:
-                    target = places.target(backend, conversation)
-                    with loaded(target, conversation, embed, lambda: LOADED_AT) as store:
-                        for name, retriever in legs.items():
-                            asked = conversation.questions
-                            found.setdefault(name, {})[backend] = [
-                                retriever(store, q.text, limit) for q in asked
-                            ]
-                            if context:
-                                texts.setdefault(name, {})[backend] = [
-                                    build_context(
-                                        store,
-                                        q.text,
-                                        [SLOT],
-                                        semantic=name == "hybrid",
-                                        track_access=False,
-                                    )
-                                    for q in asked
-                                ]
-                result.questions += len(conversation.questions)
-                for name, by_backend in found.items():
-                    for backend, ranked in by_backend.items():
+                    target = places.target(backend, group[0] if len(groups) > 1 else ALL)
+                    held = group if one_memory else group[0]
+                    with loaded(target, held, embed, lambda: LOADED_AT) as store:
+                        answers[backend] = [
+                            answer
+                            for talk in group
+                            for answer in ask(store, talk, legs, limit, context, one_memory)
+                        ]
+                for mine, theirs in zip(answers["file"], answers["postgresql"]):
+                    talk, name, q, keys, text = mine
+                    result.same_top[name] = result.same_top.get(name, 0) + (keys == theirs[3])
+                    if keys != theirs[3]:
+                        result.differing.setdefault(name, []).append((talk.sample_id, q.text))
+                    if context:
+                        same = text == theirs[4]
+                        result.same_context[name] = result.same_context.get(name, 0) + same
+                for backend, found in answers.items():
+                    for talk, name, q, keys, _ in found:
                         totals = result.totals.setdefault(name, {}).setdefault(backend, {})
-                        tally(totals, conversation, ranked, limit)
-                    pairs = list(zip(*by_backend.values()))
-                    result.same_top[name] = result.same_top.get(name, 0) + sum(
-                        a == b for a, b in pairs
-                    )
-                    result.differing.setdefault(name, []).extend(
-                        (conversation.sample_id, q.text)
-                        for q, (a, b) in zip(conversation.questions, pairs)
-                        if a != b
-                    )
-                for name, by_backend in texts.items():
-                    result.same_context[name] = result.same_context.get(name, 0) + sum(
-                        a == b for a, b in zip(*by_backend.values())
-                    )
+                        tally(totals, [q], [keys], limit)
+            result.questions = sum(len(c.questions) for c in conversations)
     finally:
         places.close()
     return result
+
+
+ALL = Conversation("all", [])  # --one-memory's memory
+
+
+def slot_of(conversation: Conversation) -> str:
+    """--one-memory: the slot holding a conversation's turns."""
+    return "locomo." + re.sub(r"[^a-z0-9_.-]", "-", conversation.sample_id.lower())
+
+
+def ask(store, talk: Conversation, legs, limit: int, context: bool, scoped: bool) -> list:
+    """(conversation, leg, question, top keys, context text or None) of every question."""
+    from slotmem.agents.context import build_context
+
+    slot = slot_of(talk) if scoped else SLOT
+    found = []
+    for name, retriever in legs.items():
+        for q in talk.questions:
+            keys = retriever(store, q.text, limit, [slot] if scoped else None)
+            text = None
+            if context:
+                text = build_context(
+                    store, q.text, [slot], semantic=name == "hybrid", track_access=False
+                )
+            found.append((talk, name, q, keys, text))
+    return found
 
 
 @contextlib.contextmanager
@@ -466,7 +486,7 @@ def print_comparison(result: Comparison, seconds: float, show: int) -> None:
         print(f"\nsame top 10 keys, in order: {result.same_top[name]} of {result.questions}")
         if name in result.same_context:
             print(f"same build_context text: {result.same_context[name]} of {result.questions}")
-        for sample_id, text in result.differing[name][:show]:
+        for sample_id, text in result.differing.get(name, [])[:show]:
             print(f"  differs: {sample_id}: {text}")
     print(f"\n{result.questions} questions in {seconds:.1f} s")
 
@@ -494,6 +514,11 @@ def main(argv=None) -> None:
         "--context", action="store_true", help="with --compare: count identical build_context texts"
     )
     parser.add_argument(
+        "--one-memory",
+        action="store_true",
+        help="with --compare: every conversation in one memory, a slot each, asked of its slot",
+    )
+    parser.add_argument(
         "--exact-knn", choices=("file", "server", "both"), help="that side's kNN exact"
     )
     parser.add_argument(
@@ -505,7 +530,14 @@ def main(argv=None) -> None:
     start = time.perf_counter()
     with exact_knn(args.exact_knn):
         if args.compare:
-            result = compare(load(args.path), args.limit, args.semantic, args.context, args.db_url)
+            result = compare(
+                load(args.path),
+                args.limit,
+                args.semantic,
+                args.context,
+                args.db_url,
+                args.one_memory,
+            )
             print_comparison(result, time.perf_counter() - start, args.show)
             return
         where = {"backend": args.backend, "url": args.db_url}
