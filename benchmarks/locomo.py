@@ -231,17 +231,19 @@ def loaded(
     conversation: Conversation | list[Conversation],
     embed: bool,
     clock: Callable[[], int] | None = None,
+    qualified: bool = False,
 ) -> Iterator[Store]:
     """A new memory at ``target`` holding the conversation's turns in ``SLOT`` (or the turns of
     several, each in its own slot: ``slot_of``), embedded when ``embed``, its lexical
-    statistics counted (a server's, as ``prune`` counts them)."""
+    statistics counted (a server's, as ``prune`` counts them). ``qualified``: each key begins
+    with its conversation's id (``prefix``)."""
     options = {} if clock is None else {"clock": clock}
     several = isinstance(conversation, list)
     with Store(target, create=True, **options) as store:
         for talk in conversation if isinstance(conversation, list) else [conversation]:
             store.upsert_many(
-                {"slot": slot_of(talk) if several else SLOT, "key": dia_id, "value": value,
-                 "source": "locomo"}
+                {"slot": slot_of(talk) if several else SLOT,
+                 "key": prefix(talk, qualified) + dia_id, "value": value, "source": "locomo"}
                 for dia_id, value in talk.turns
             )  # fmt: skip
         if embed:
@@ -315,11 +317,13 @@ def compare(
     embed: bool = False,
     context: bool = False,
     url: str | None = None,
-    one_memory: bool = False,
+    one_memory: str | None = None,
 ) -> Comparison:
     """Every conversation in a file and on the server, the same questions asked of both: each
     conversation in a memory of its own, or (``one_memory``) all in one memory, a slot each,
-    each question asked of its conversation's slot."""
+    each question asked of its conversation's slot (``"slot"``) or of every slot (``"all"``:
+    the keys then carry their conversation's id, so another conversation's turn is never
+    gold)."""
     legs: dict[str, Retriever] = {"lexical": lexical, **({"hybrid": hybrid} if embed else {})}
     result = Comparison()
     places = Places(url, server_needed=True)
@@ -331,7 +335,8 @@ def compare(
                 for backend in BACKENDS:
                     target = places.target(backend, group[0] if len(groups) > 1 else ALL)
                     held = group if one_memory else group[0]
-                    with loaded(target, held, embed, lambda: LOADED_AT) as store:
+                    qualified = one_memory == "all"
+                    with loaded(target, held, embed, lambda: LOADED_AT, qualified) as store:
                         answers[backend] = [
                             answer
                             for talk in group
@@ -363,19 +368,31 @@ def slot_of(conversation: Conversation) -> str:
     return "locomo." + re.sub(r"[^a-z0-9_.-]", "-", conversation.sample_id.lower())
 
 
-def ask(store, talk: Conversation, legs, limit: int, context: bool, scoped: bool) -> list:
+def prefix(talk: Conversation, qualified: bool) -> str:
+    """What begins each key of a conversation's turns in a memory asked across its slots."""
+    return f"{talk.sample_id}." if qualified else ""
+
+
+def ask(store, talk: Conversation, legs, limit: int, context: bool, one_memory) -> list:
     """(conversation, leg, question, top keys, context text or None) of every question."""
     from slotmem.agents.context import build_context
 
-    slot = slot_of(talk) if scoped else SLOT
+    slots = [slot_of(talk)] if one_memory == "slot" else None
+    mine = prefix(talk, one_memory == "all")
     found = []
     for name, retriever in legs.items():
         for q in talk.questions:
-            keys = retriever(store, q.text, limit, [slot] if scoped else None)
+            keys = retriever(store, q.text, limit, slots)
+            if mine:  # this conversation's turns by their dia_id; another's never gold
+                keys = [k[len(mine) :] if k.startswith(mine) else f"other:{k}" for k in keys]
             text = None
             if context:
                 text = build_context(
-                    store, q.text, [slot], semantic=name == "hybrid", track_access=False
+                    store,
+                    q.text,
+                    [SLOT] if one_memory is None else slots,
+                    semantic=name == "hybrid",
+                    track_access=False,
                 )
             found.append((talk, name, q, keys, text))
     return found
@@ -515,8 +532,11 @@ def main(argv=None) -> None:
     )
     parser.add_argument(
         "--one-memory",
-        action="store_true",
-        help="with --compare: every conversation in one memory, a slot each, asked of its slot",
+        nargs="?",
+        const="slot",
+        choices=("slot", "all"),
+        help="with --compare: every conversation in one memory, a slot each; each question "
+        "asked of its conversation's slot (the default) or of all",
     )
     parser.add_argument(
         "--exact-knn", choices=("file", "server", "both"), help="that side's kNN exact"
