@@ -309,6 +309,7 @@ class Comparison:
     same_context: dict[str, int] = field(default_factory=dict)
     questions: int = 0
     differing: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    exact_neighbours: dict[str, int] = field(default_factory=dict)  # backend -> questions
 
 
 def compare(
@@ -342,6 +343,10 @@ def compare(
                             for talk in group
                             for answer in ask(store, talk, legs, limit, context, one_memory)
                         ]
+                        if embed:
+                            result.exact_neighbours[backend] = result.exact_neighbours.get(
+                                backend, 0
+                            ) + sum(exact_neighbours(store, talk, one_memory) for talk in group)
                 for mine, theirs in zip(answers["file"], answers["postgresql"]):
                     talk, name, q, keys, text = mine
                     result.same_top[name] = result.same_top.get(name, 0) + (keys == theirs[3])
@@ -366,6 +371,28 @@ ALL = Conversation("all", [])  # --one-memory's memory
 def slot_of(conversation: Conversation) -> str:
     """--one-memory: the slot holding a conversation's turns."""
     return "locomo." + re.sub(r"[^a-z0-9_.-]", "-", conversation.sample_id.lower())
+
+
+def exact_neighbours(store, talk: Conversation, one_memory: str | None) -> int:
+    """How many of the conversation's questions the vector leg hands the fusion the exact
+    ``fusion.DEPTH`` nearest facts (of the asked slots; by the stored vectors, every fact a
+    candidate)."""
+    from slotmem.search import fusion
+
+    slots = [slot_of(talk)] if one_memory == "slot" else None
+    if on_server(store):
+        sql = "SELECT seq FROM memory_facts" + (" WHERE slot = ANY(%s)" if slots else "")
+        pool = [row["seq"] for row in store.conn.execute(sql, (slots,) if slots else ())]
+    else:
+        sql = "SELECT seq FROM memory_facts" + (" WHERE slot = ?" if slots else "")
+        pool = [seq for (seq,) in store.conn.execute(sql, slots or ())]
+    same = 0
+    for q in talk.questions:
+        blob = store.semantic.query_vector(q.text)
+        found = [seq for seq, _ in store.semantic.knn(blob, slots, fusion.DEPTH)]
+        exact = sorted(store.semantic.distances(blob, pool).items(), key=lambda item: item[1])
+        same += set(found) == {seq for seq, _ in exact[: fusion.DEPTH]}
+    return same
 
 
 def prefix(talk: Conversation, qualified: bool) -> str:
@@ -505,6 +532,8 @@ def print_comparison(result: Comparison, seconds: float, show: int) -> None:
             print(f"same build_context text: {result.same_context[name]} of {result.questions}")
         for sample_id, text in result.differing.get(name, [])[:show]:
             print(f"  differs: {sample_id}: {text}")
+    for backend, n in result.exact_neighbours.items():
+        print(f"{backend}: the kNN's 64 neighbours are the exact 64 for {n} questions")
     print(f"\n{result.questions} questions in {seconds:.1f} s")
 
 
