@@ -2,7 +2,8 @@
 
     python benchmarks/locomo.py [PATH] [--retriever lexical] [--limit 10]
     python benchmarks/locomo.py --backend postgresql [--db-url postgresql://...]
-    python benchmarks/locomo.py --compare [--semantic] [--context] [--exact-knn file]
+    python benchmarks/locomo.py --compare [--semantic] [--context] [--one-memory [slot|all]]
+                                [--exact-knn file|server|both]
 
 PATH defaults to ../shared/data/locomo/locomo-dev.json next to the repository. Each
 conversation goes into its own fresh Store, through the public API: one fact per dialog turn,
@@ -18,7 +19,7 @@ Data quirks handled (see the data folder's README.md): questions with empty evid
 skipped; evidence strings holding several ids are split on ';' and whitespace; ``D:11:26``
 means ``D11:26`` and ``D30:05`` means ``D30:5``; ids that name no turn are dropped.
 
-A retriever is ``(store, question, k) -> [key, ...]``, best first: ``lexical`` is query_facts,
+A retriever is ``(store, question, k[, slots]) -> [key, ...]``, best first: ``lexical`` is query_facts,
 ``plain-or`` the baseline (FTS5's bm25 over an OR-query of the same words). Another leg
 (semantic, hybrid) plugs in by adding a function to ``RETRIEVERS``; ``--retriever`` picks it.
 
@@ -32,9 +33,13 @@ the same order, for the lexical retriever (and the hybrid one with ``--semantic`
 ``--semantic`` the turns are embedded once (the default model, on the file) and the server's
 ``reindex`` is handed the same vectors, questions too: the comparison isolates retrieval.
 ``--context`` also builds ``slotmem.agents.context.build_context`` for every question on both
-and counts identical texts. ``--exact-knn file|server|both`` makes that side's kNN exact (every
-fact of the asked slots a candidate, re-ranked by the stored vectors), to tell the vector
-index's misses from a difference of scoring.
+and counts identical texts. With ``--semantic`` it also counts, on each side, the questions
+whose vector leg handed the fusion the exact 64 nearest facts. ``--exact-knn file|server|both``
+makes that side's kNN exact (every fact of the asked slots a candidate, re-ranked by the stored
+vectors), to tell the vector index's misses from a difference of scoring. ``--one-memory``
+puts every conversation in one memory, a slot each (``locomo.conv-26``), and asks each question
+of its conversation's slot; ``--one-memory all`` asks it of every slot (keys then begin with the
+conversation's id, so another conversation's turn is never gold).
 """
 
 from __future__ import annotations
