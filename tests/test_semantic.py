@@ -8,6 +8,7 @@ import time
 
 import llm
 import pytest
+from conftest import BOTH_BACKENDS
 
 from slotmem import ModelError, Store
 from slotmem.agents.context import build_context
@@ -486,3 +487,46 @@ def test_hybrid_keeps_to_the_tags_in_both_legs(mem):
     assert mem.query_facts("When do we ship?", tags=["nothing-has-it"]) == []
     hits = mem.query_facts("When do we ship? PostgreSQL", tags=["tech"])
     assert [h.fact.key for h in hits] == ["stack"] and hits[0].fact.tags == ("tech",)
+
+
+class DenseEmbeddings(llm.EmbeddingModel):
+    """384 dense, deterministic dimensions per text (as a real model's): what makes a float32
+    matrix product's last bits depend on the matrix's shape."""
+
+    model_id, dimensions = "fake-dense", 384
+
+    def embed_batch(self, items):
+        import random
+
+        for text in items:
+            rng = random.Random(hashlib.sha256(text.encode()).digest())
+            yield [rng.gauss(0.0, 1.0) for _ in range(self.dimensions)]
+
+
+class DensePlugin:
+    @llm.hookimpl
+    def register_embedding_models(self, register):
+        register(DenseEmbeddings())
+
+
+@BOTH_BACKENDS
+def test_a_facts_distance_does_not_depend_on_the_facts_asked_with_it(store):
+    """The cosine of a fact to a question is the same whichever other facts are scored with
+    it: two indexes (SimHash on a file, HNSW on a server) hand the exact re-ranking different
+    candidates, and a fact found by both must get the same distance from both."""
+    llm.pm.register(DensePlugin(), name="dense-embeddings")
+    try:
+        store.upsert_many(
+            [{"slot": "user", "key": f"k{i}", "value": f"fact number {i}"} for i in range(60)]
+        )
+        store.semantic.reindex("fake-dense")
+        blob = store.semantic.query_vector("which fact is it?")
+        seqs = sorted(store.semantic.knn(blob, None, 60))
+        together = store.semantic.distances(blob, [seq for seq, _ in seqs])
+        assert len(together) == 60
+        for start in range(0, 60, 7):  # alone, and in windows of other sizes and offsets
+            for size in (1, 5, 7):
+                part = [seq for seq, _ in seqs[start : start + size]]
+                assert store.semantic.distances(blob, part) == {s: together[s] for s in part}
+    finally:
+        llm.pm.unregister(name="dense-embeddings")

@@ -405,7 +405,10 @@ class Semantic:
 
     def distances(self, blob: bytes, seqs: list[int]) -> dict[int, float]:
         """Cosine distance of the query to the given facts, from their stored vectors (read
-        back at unit length, as the query's is)."""
+        back at unit length, as the query's is). A fact's distance does not depend on the
+        facts asked with it: each row is summed alone, in double precision (its products
+        exact), where a float32 matrix product's last bits move with the matrix's shape (BLAS
+        kernels), and a file's and a server's indexes hand the re-ranking different facts."""
         import numpy as np
 
         if len(blob) != 4 * (self.dimensions() or 0):
@@ -413,7 +416,8 @@ class Semantic:
         found, matrix = self._matrix(seqs)
         if not found:
             return {}
-        cosines = matrix @ np.frombuffer(blob, dtype="<f4")
+        query = np.frombuffer(blob, dtype="<f4").astype(np.float64)
+        cosines = (matrix.astype(np.float64) * query).sum(axis=1)
         return dict(zip(found, (1.0 - cosines).tolist()))
 
     def _matrix(self, seqs: list[int], chunk: int = 500):
