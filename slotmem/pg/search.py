@@ -369,7 +369,7 @@ def statement(
     source, cand = "memory_facts f", ""
     if every:
         cand = pg_common.candidates(chosen, ranking, slots, params) + ","
-        source = "cand c JOIN memory_facts f ON f.seq = c.seq"
+        source = "cand f"  # the candidates' rows only
     arms = []
     for i, arm in enumerate(chosen.arms):
         params.update({f"t{i}": arm.match, f"c{i}": float(ranking.coordination)})
