@@ -8,7 +8,9 @@ length and each term's document frequency live in ``memory_stats`` and ``memory_
 refreshed by ``refresh`` (prune, ``refresh_statistics``, the first search of a memory); a term
 written since is counted when a search asks for it. Which terms run (too common ones dropped,
 the postings budget, the newest postings of capped terms), the query's mass, relevance and
-the explanation are slotmem.search's own, imported: only the SQL is PostgreSQL's.
+the explanation are slotmem.search's own, imported: only the SQL is PostgreSQL's. A common-word
+question the file scores over every posting (slotmem.search.common) is scored so here too, its
+candidates cut in the same statement (slotmem.pg.common).
 
 bm25's term part is computed as FTS5's C code computes it (the same operations in the same
 order, in double precision), so that scores, not only orders, equal the file's: after a refresh
