@@ -370,7 +370,7 @@ def statement(
         params["slots"] = slots
     source, cand = "memory_facts f", ""
     if every:
-        cand = pg_common.candidates(chosen, ranking, slots, params) + ","
+        cand = pg_common.candidates(chosen, ranking, slots, params) + ",\n        "
         source = "cand f"  # the candidates' rows only
     arms = []
     for i, arm in enumerate(chosen.arms):
@@ -424,8 +424,7 @@ def statement(
     if query.min_relevance is not None:
         outer.append(_portable(ranking.calibration.lexical_sql(query.min_relevance, params)))
     sql = f"""
-        WITH {cand}
-        hits AS ({" UNION ALL ".join(arms)}),
+        WITH {cand}hits AS ({" UNION ALL ".join(arms)}),
         matched AS (
             SELECT seq, sum(part ORDER BY arm) AS match, sum(mass ORDER BY arm) AS mass,
                    count(*) AS matched, max(specific) AS specific,
