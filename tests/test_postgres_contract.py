@@ -120,8 +120,16 @@ def test_capped_common_terms_score_as_the_file(both, monkeypatch, every):
     monkeypatch.setattr(common, "CANDIDATES", 25)  # fewer than match: the cut is tested too
     monkeypatch.setattr(common, "ENABLED", every)
     for text in CAPPED:
-        for options in ({}, {"slots": ["user", "friends"]}, {"tags": ["fifth"]}, {"limit": 3}):
+        for options in (
+            {},
+            {"slots": ["user", "friends"]},
+            {"tags": ["fifth"]},
+            {"limit": 3},
+            {"min_relevance": 0.3},
+        ):
             assert ranked(server, text, **options) == ranked(file, text, **options), (text, options)
+    for text in queries():  # 31 of the 51 take the path with this budget
+        assert ranked(server, text) == ranked(file, text), text
     for text in CAPPED[:2]:  # (the third is stop words alone: nothing to plan)
         assert common.applies(plan.plan(file.conn, parse(text))) is every, text
         mine = server.query_facts(text, explain=True, track_access=False)
