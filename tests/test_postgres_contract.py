@@ -103,17 +103,37 @@ def test_top_10s_with_slots_floors_and_presence(both):
             assert ranked(server, text, **options) == ranked(file, text, **options), (text, options)
 
 
-def test_capped_common_terms_score_the_newest_postings(both, monkeypatch):
-    """With a tiny postings budget, common terms are capped to their newest postings: the
-    plan (slotmem.search.plan) is shared, and both stores cap the same postings (the file's
-    scoring over every posting, slotmem/search/common.py, is the file's alone: off here)."""
+CAPPED = ["likes prefers works", "coffee tea python rust", "the and with for"]
+
+
+@pytest.mark.parametrize("every", [True, False], ids=["every-posting", "newest-postings"])
+def test_capped_common_terms_score_as_the_file(both, monkeypatch, every):
+    """With a tiny postings budget the plan (slotmem.search.plan, shared) drops or caps common
+    terms. Both stores then score every posting of every word, the best candidates by presence
+    exactly (slotmem/search/common.py, slotmem/pg/common.py), or, with that path off, the
+    same newest postings of the capped terms."""
     from slotmem.search import common, plan
+    from slotmem.search.terms import parse
 
     file, server = both
     monkeypatch.setattr(plan, "POSTINGS_BUDGET", 40)
-    monkeypatch.setattr(common, "ENABLED", False)
-    for text in ["likes prefers works", "coffee tea python rust", "the and with for"]:
+    monkeypatch.setattr(common, "CANDIDATES", 25)  # fewer than match: the cut is tested too
+    monkeypatch.setattr(common, "ENABLED", every)
+    for text in CAPPED:
+        for options in (
+            {},
+            {"slots": ["user", "friends"]},
+            {"tags": ["fifth"]},
+            {"limit": 3},
+            {"min_relevance": 0.3},
+        ):
+            assert ranked(server, text, **options) == ranked(file, text, **options), (text, options)
+    for text in queries():  # 31 of the 51 take the path with this budget
         assert ranked(server, text) == ranked(file, text), text
+    for text in CAPPED[:2]:  # (the third is stop words alone: nothing to plan)
+        assert common.applies(plan.plan(file.conn, parse(text))) is every, text
+        mine = server.query_facts(text, explain=True, track_access=False)
+        assert bool(mine[0].explanation["ignored"]) is not every
 
 
 def test_explanations_agree(both):

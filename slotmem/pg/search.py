@@ -8,7 +8,9 @@ length and each term's document frequency live in ``memory_stats`` and ``memory_
 refreshed by ``refresh`` (prune, ``refresh_statistics``, the first search of a memory); a term
 written since is counted when a search asks for it. Which terms run (too common ones dropped,
 the postings budget, the newest postings of capped terms), the query's mass, relevance and
-the explanation are slotmem.search's own, imported: only the SQL is PostgreSQL's.
+the explanation are slotmem.search's own, imported: only the SQL is PostgreSQL's. A common-word
+question the file scores over every posting (slotmem.search.common) is scored so here too, its
+candidates cut in the same statement (slotmem.pg.common).
 
 bm25's term part is computed as FTS5's C code computes it (the same operations in the same
 order, in double precision), so that scores, not only orders, equal the file's: after a refresh
@@ -25,6 +27,7 @@ from ..search import Query, Ranking, relevance
 from ..search import lexical as file_lexical
 from ..search import plan as file_plan
 from ..search.stemmer import stem
+from . import common as pg_common
 from . import tags as fact_tags
 
 K1, B = 1.2, 0.75  # FTS5's bm25 constants (fts5_aux.c)
@@ -255,18 +258,16 @@ def search(conn, query: Query, ranking: Ranking, freqs: DocFreqs, now: int) -> l
     if remembered is not None:
         chosen, current = plan(conn, query, freqs, now, remembered=remembered)
         if chosen:  # no arm: the new statistics might give one
-            total = relevance.query_mass(chosen, query.terms, ranking)
-            found = scored(
-                conn, freqs, current, statement(chosen, current, ranking, query, now, total)
-            )
+            chosen, total, prepared = _prepared(conn, chosen, current, ranking, query, now)
+            found = scored(conn, freqs, current, prepared)
             if not found[0]["checked"]:
                 found = None  # the statistics changed since they were read
     if found is None:
         chosen, current = plan(conn, query, freqs, now)
         if not chosen:
             return []
-        total = relevance.query_mass(chosen, query.terms, ranking)
-        found = scored(conn, freqs, current, statement(chosen, current, ranking, query, now, total))
+        chosen, total, prepared = _prepared(conn, chosen, current, ranking, query, now)
+        found = scored(conn, freqs, current, prepared)
     found = [row for row in found if row["id"] is not None]
     keys = relevance.key_matches(
         relevance.stems(query.terms),
@@ -284,6 +285,18 @@ def search(conn, query: Query, ranking: Ranking, freqs: DocFreqs, now: int) -> l
     ]
     floor = query.min_relevance
     return hits if floor is None else [hit for hit in hits if hit.relevance >= floor]
+
+
+def _prepared(
+    conn, chosen: file_plan.Plan, current: Stats, ranking: Ranking, query: Query, now: int
+) -> tuple[file_plan.Plan, float, tuple[str, dict]]:
+    """The plan as scored, the query's mass and the scoring statement: a common-word question
+    over every posting when the file would score it so (slotmem.pg.common)."""
+    every = pg_common.applies(conn, chosen)
+    if every:
+        chosen = pg_common.widened(chosen)
+    total = relevance.query_mass(chosen, query.terms, ranking)
+    return chosen, total, statement(chosen, current, ranking, query, now, total, every)
 
 
 ORDER = "ORDER BY score DESC, length(key) + length(value), seq DESC"
@@ -326,9 +339,16 @@ def _tagged(hit: Hit, tags) -> Hit:
 
 
 def statement(
-    chosen: file_plan.Plan, current: Stats, ranking: Ranking, query: Query, now: int, total: float
+    chosen: file_plan.Plan,
+    current: Stats,
+    ranking: Ranking,
+    query: Query,
+    now: int,
+    total: float,
+    every: bool = False,
 ) -> tuple[str, dict]:
-    """The one scoring statement and its parameters."""
+    """The one scoring statement and its parameters. ``every``: the arms score only the best
+    candidates by presence over every posting (slotmem.pg.common.candidates)."""
     facts = chosen.facts
     presence = ranking.presence
     params: dict = {
@@ -348,6 +368,10 @@ def statement(
     slots = list(query.slots) if query.slots else None
     if slots:
         params["slots"] = slots
+    source, cand = "memory_facts f", ""
+    if every:
+        cand = pg_common.candidates(chosen, ranking, slots, params) + ",\n        "
+        source = "cand f"  # the candidates' rows only
     arms = []
     for i, arm in enumerate(chosen.arms):
         params.update({f"t{i}": arm.match, f"c{i}": float(ranking.coordination)})
@@ -382,7 +406,7 @@ def statement(
             raw, part = f"-{bm25}", f"{bm25} * %(m{i})s + %(c{i})s"
         select = (
             f"SELECT f.seq, {i} AS arm, {raw} AS raw, {part} AS part, %(v{i})s::float8 AS mass,"
-            f" %(s{i})s::float8 AS specific FROM memory_facts f"
+            f" %(s{i})s::float8 AS specific FROM {source}"
             f" WHERE {test}"
         )
         if slots:
@@ -400,7 +424,7 @@ def statement(
     if query.min_relevance is not None:
         outer.append(_portable(ranking.calibration.lexical_sql(query.min_relevance, params)))
     sql = f"""
-        WITH hits AS ({" UNION ALL ".join(arms)}),
+        WITH {cand}hits AS ({" UNION ALL ".join(arms)}),
         matched AS (
             SELECT seq, sum(part ORDER BY arm) AS match, sum(mass ORDER BY arm) AS mass,
                    count(*) AS matched, max(specific) AS specific,

@@ -155,7 +155,7 @@ def hits(
     (numbered in that order); None when the postings would not fit in memory."""
     np = numpy()
     arms = chosen.every
-    if sum(arm.df for arm in arms) * 4 > postings.max_bytes:
+    if not fits(arms, postings.max_bytes):
         return None
     state = structure(conn)
     lists = [postings.get(conn, arm.match, state) for arm in arms]
@@ -174,12 +174,27 @@ def hits(
         for seqs in tags:
             keep[seqs[seqs <= top]] = True
         bits[~keep] = 0
-    weights = [ranking.idf(chosen.facts, arm.df) + ranking.coordination for arm in arms]
-    masks = np.arange(1 << len(arms), dtype=np.uint32)
-    held = (masks[:, None] >> np.arange(len(arms), dtype=np.uint32)) & 1
-    score = (held @ np.array(weights)).astype(np.float32)[bits]  # each fact's presence score
+    score = presence(ranking, chosen.facts, arms)[bits]  # each fact's presence score
     found = _best(np, score, CANDIDATES)
     return _rows(conn, chosen, ranking, found.tolist(), bits, tf)
+
+
+def fits(arms, max_bytes: int | None = None) -> bool:
+    """Whether the arms' postings fit in ``max_bytes`` (default ``MAX_BYTES``; 4 bytes a
+    posting)."""
+    return sum(arm.df for arm in arms) * 4 <= (MAX_BYTES if max_bytes is None else max_bytes)
+
+
+def presence(ranking, facts: int, arms) -> Any:
+    """The presence score of a fact by the arms it holds, as a numpy float32 array: entry
+    ``bits`` (bit i set: the fact holds ``arms[i]``) is the sum over those arms of
+    ``idf^1.5 + coordination`` (PostgreSQL cuts its candidates by the same table,
+    slotmem/pg/common.py)."""
+    np = numpy()
+    weights = [ranking.idf(facts, arm.df) + ranking.coordination for arm in arms]
+    masks = np.arange(1 << len(arms), dtype=np.uint32)
+    held = (masks[:, None] >> np.arange(len(arms), dtype=np.uint32)) & 1
+    return (held @ np.array(weights)).astype(np.float32)
 
 
 def _best(np, score, k: int):
