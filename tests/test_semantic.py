@@ -12,6 +12,7 @@ from conftest import BOTH_BACKENDS
 
 from slotmem import ModelError, Store
 from slotmem.agents.context import build_context
+from slotmem.vectors import texts
 from slotmem.vectors.embedders import to_blob
 from slotmem.vectors.index import VEC_TABLE
 
@@ -346,7 +347,7 @@ def test_knn_reranks_sign_bit_candidates_by_exact_cosine(store):
             "SELECT sql FROM sqlite_master WHERE name = ?", (VEC_TABLE,)
         ).fetchone()[0]
     )
-    blob = store.semantic.query_vector("k2: tea tea tea coffee")  # what k2's vector embeds
+    blob = store.semantic.query_vector("tea tea tea coffee")  # what k2 embeds (no id words)
     found = store.semantic.knn(blob, ["user"], 5)
     keys = dict(store.conn.execute("SELECT seq, key FROM memory_facts"))
     assert keys[found[0][0]] == "k2" and found[0][1] < 1e-4  # int8: within 1e-4 of exact
@@ -374,7 +375,7 @@ def test_knn_takes_its_candidates_from_every_shard(store, monkeypatch):
     keys = dict(store.conn.execute("SELECT seq, key FROM memory_facts"))
     for i in (0, 5, 17):
         [(seq, distance)] = store.semantic.knn(
-            store.semantic.query_vector(f"k{i}: {values[i]}"), ["user"], 1
+            store.semantic.query_vector(texts.document(None, f"k{i}", values[i])), ["user"], 1
         )
         assert keys[seq] == f"k{i}" and distance < 1e-4
         user_shards = {seq % index.SHARDS for seq in keys if keys[seq].startswith("k")}
@@ -409,7 +410,7 @@ def test_a_helper_thread_scans_half_the_shards_and_finds_the_same(store, monkeyp
         keys = dict(store.conn.execute("SELECT seq, key FROM memory_facts"))
         for i in range(4):  # consecutive seqs: odd and even shards alike
             [(seq, distance)] = store.semantic.knn(
-                store.semantic.query_vector(f"new{i}: brand new fact {i} zebra"), None, 1
+                store.semantic.query_vector(f"brand new fact {i} zebra"), None, 1
             )
             assert keys[seq] == f"new{i}" and distance < 1e-6
     store.close()

@@ -338,7 +338,9 @@ class PgVectors(Semantic):
         if not self.has_index():
             return []
         candidates = sorted(set(self.candidates(blob, slots, k)))
-        ranked = sorted(self.distances(blob, candidates).items(), key=lambda item: item[1])
+        ranked = sorted(
+            self.distances(blob, candidates).items(), key=lambda item: (item[1], item[0])
+        )
         return ranked[: max(1, k)]
 
     def _matrix(self, seqs: list[int], chunk: int = 500):

@@ -394,7 +394,9 @@ class Semantic:
         """The ``k`` nearest facts by cosine distance, best first: the index's candidates
         re-ranked by their stored vectors."""
         candidates = self.index.candidates(blob, slots, k)
-        ranked = sorted(self.distances(blob, candidates).items(), key=lambda item: item[1])
+        ranked = sorted(
+            self.distances(blob, candidates).items(), key=lambda item: (item[1], item[0])
+        )
         return ranked[: max(1, k)]
 
     def stored(self, seqs: list[int]) -> dict[int, bytes]:

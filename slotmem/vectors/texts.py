@@ -3,7 +3,10 @@
 A fact's meaning is often in its key (``language`` = ``Elixir``, ``deploy.schedule`` = ``We
 deploy on Fridays``), so the embedded text is the key's words, a colon, then the value:
 ``language: Elixir``, ``deploy schedule: We deploy on Fridays``. The key comes first so that
-a model that cuts long text keeps it.
+a model that cuts long text keeps it. A key word with a digit in it is an identifier, not a
+topic (``D1:3``, ``note.12``, ``2026-05-01``, ``ticket-4711``), and is left out: embedded, such
+words move a fact's vector by nothing it means (on LoCoMo, whose keys are turn ids, they cost
+the hybrid leg 1.4 points of recall@10).
 
 Asymmetric models embed questions and passages differently and were trained with a prefix on
 each (``PREFIXES``: e5, bge, nomic); a model of one of those families, chosen with
@@ -42,8 +45,10 @@ def prefixes(model_id: str | None) -> tuple[str, str]:
 
 
 def key_words(key: str) -> str:
-    """The key as words: ``deploy.schedule`` -> ``deploy schedule``, ``homeCity`` -> ``home City``."""
-    return " ".join(_SEPARATORS.sub(" ", _CAMEL.sub(" ", key)).split())
+    """The key as words: ``deploy.schedule`` -> ``deploy schedule``, ``homeCity`` -> ``home City``,
+    ``note.12`` -> ``note`` (a word with a digit is an identifier)."""
+    words = _SEPARATORS.sub(" ", _CAMEL.sub(" ", key)).split()
+    return " ".join(word for word in words if not any(ch.isdigit() for ch in word))
 
 
 def document(model_id: str | None, key: str, value: str) -> str:
