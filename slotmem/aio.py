@@ -123,6 +123,7 @@ class AsyncStore:
     slots = _forward(Store.slots)
     slot_names = _forward(Store.slot_names)
     stats = _forward(Store.stats)
+    use_by_slot = _forward(Store.use_by_slot)
     record_episode = _forward(Store.record_episode)
     link_facts = _forward(Store.link_facts)
     get_episode = _forward(Store.get_episode)

@@ -528,3 +528,69 @@ def test_the_json_answers_match_the_store(memory):
     assert "give the text to search for" in json.loads(errors[0][1])["error"]
     with Store(memory) as store:
         assert {f.key: f.access_count for f in store.list_facts(limit=None)} == before
+
+
+def test_a_memory_on_postgresql_serves_every_page_and_takes_a_change(pg_url):
+    """`slotmem ui -d postgresql://...`: the pages and a change, as over a file (issue 26)."""
+    with Store(pg_url, create=True) as store:
+        store.upsert("user", "editor", "Maja uses Neovim", source="cli")
+        store.upsert("project", "deploy", "We ship on Fridays after the standup", source="flush:a")
+        store.upsert("project", "deploy", "We ship on Thursdays", source="flush:b")
+        store.pin("user", "editor")
+        store.query_facts("neovim")  # one fact used now
+    with serving(pg_url, write=True) as ui:
+        pages = {
+            path: get(ui, path)
+            for path in (
+                "/",
+                "/map",
+                "/fact?slot=project&key=deploy",
+                "/search?q=ship+on+thursdays",
+                "/context?message=when+do+we+ship%3F&slots=user,project",
+                "/history",
+            )
+        }
+        assert {path: status for path, (status, _) in pages.items()} == dict.fromkeys(pages, 200)
+        assert "Maja uses Neovim" in pages["/"][1] and "pinned" in pages["/"][1]
+        row = re.search(
+            r'<th scope="row">user</th>((?:<td class="num">\d+</td>){4})', pages["/map"][1]
+        )
+        assert re.findall(r"\d+", row.group(1)) == ["1", "0", "0", "0"]  # used now
+        assert "slotmem reindex" in pages["/map"][1]  # no vectors: no map
+        assert "We ship on Fridays" in pages["/fact?slot=project&key=deploy"][1]  # its history
+        assert "bm25=" in pages["/search?q=ship+on+thursdays"][1]
+        assert (
+            "We ship on Thursdays"
+            in pages["/context?message=when+do+we+ship%3F&slots=user,project"][1]
+        )
+        assert "We ship on Fridays" in pages["/history"][1]  # the old value
+        assert post(ui, {"action": "protect", "slot": "project", "key": "deploy"})[0] == 303
+        edit = {"action": "edit", "slot": "project", "key": "deploy", "value": "We ship on Mondays"}
+        assert post(ui, edit)[0] == 303
+    with Store(pg_url) as store:
+        now = store.get("project", "deploy")
+    assert (now.value, now.source, now.protected) == ("We ship on Mondays", "ui", True)
+
+
+def test_a_memory_on_postgresql_with_vectors_draws_its_map(pg_url, monkeypatch):
+    from slotmem.ui import overview
+
+    monkeypatch.setattr(overview, "MAP_POINTS", 2)
+    with semantic_file(pg_url), serving(pg_url) as ui:
+        _, hybrid = get(ui, "/search?q=When+do+we+ship%3F")
+        _, map_page = get(ui, "/map")
+    assert "deploy.schedule" in hybrid and "semantic_rank=1" in hybrid  # a paraphrase
+    assert map_page.count("<circle ") == 2 and "fake-64" in map_page
+    assert "user/drinks" in map_page and "deploy.schedule" not in map_page  # the newest two
+
+
+def test_a_memory_on_postgresql_opened_read_only_takes_no_change(pg_url):
+    with Store(pg_url, create=True) as store:
+        store.upsert("project", "deploy", "We ship on Thursdays")
+    with serving(pg_url, write=True, readonly=True) as ui:
+        _, page = get(ui, "/fact?slot=project&key=deploy")
+        status, body = post(ui, {"action": "pin", "slot": "project", "key": "deploy"})
+    assert "<form" not in page.split("<h2>History")[0].split("</header>")[1]  # no controls
+    assert status == 403 and "it was opened read-only" in body
+    with Store(pg_url) as store:
+        assert not store.get("project", "deploy").pinned

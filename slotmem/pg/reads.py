@@ -254,6 +254,22 @@ class Reads(Core):
         """Accesses are written by the search itself here: nothing is queued."""
 
     @server.translated
+    def use_by_slot(self, recent: int, stale: int) -> dict[str, tuple[int, int, int, int]]:
+        """Per slot, its live facts by when they were last used (the file's ``use_by_slot``)."""
+        found = self.conn.execute(
+            """SELECT slot,
+                      count(*) FILTER (WHERE access_count > 0 AND last_accessed >= %(recent)s) AS a,
+                      count(*) FILTER (WHERE access_count > 0 AND last_accessed < %(recent)s
+                                       AND last_accessed >= %(stale)s) AS b,
+                      count(*) FILTER (WHERE access_count > 0 AND last_accessed < %(stale)s) AS c,
+                      count(*) FILTER (WHERE access_count = 0) AS d
+               FROM memory_facts WHERE expires_at IS NULL OR expires_at > %(now)s
+               GROUP BY slot ORDER BY slot""",
+            {"now": self.clock(), "recent": recent, "stale": stale},
+        )
+        return {row["slot"]: (row["a"], row["b"], row["c"], row["d"]) for row in found}
+
+    @server.translated
     def stats(self) -> dict:
         conn = self.conn
         slots = self.slots()

@@ -424,6 +424,16 @@ class PgVectors(Semantic):
             "unusable": unusable,
         }
 
+    def newest(self, limit: int) -> list[tuple[str, str, str, int]]:
+        found = self.conn.execute(
+            """SELECT f.slot, f.key, f.value, v.fact_seq FROM memory_facts f
+               JOIN memory_embeddings v ON v.fact_seq = f.seq AND v.model = %s
+               WHERE f.expires_at IS NULL OR f.expires_at > %s
+               ORDER BY f.updated_at DESC, f.seq DESC LIMIT %s""",
+            (self.model_ref(), self.clock(), limit),
+        )
+        return [(row["slot"], row["key"], row["value"], row["fact_seq"]) for row in found]
+
     def stale(self, model_id: str) -> list[tuple[int, str, str]]:
         """(seq, slot, text to embed) of the facts whose vector is missing, of another model,
         or of other text (slotmem.vectors.maintenance.stale)."""

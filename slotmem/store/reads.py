@@ -237,6 +237,23 @@ class Reads(Core):
         return {slot: count for slot, count in found}
 
     @_translated
+    def use_by_slot(self, recent: int, stale: int) -> dict[str, tuple[int, int, int, int]]:
+        """Per slot, its live facts by when they were last used: at or after ``recent`` (ms),
+        before it but at or after ``stale``, before ``stale``, never (the UI's overview)."""
+        found = self.conn.execute(
+            f"""SELECT slot,
+                      sum(access_count > 0 AND last_accessed >= :recent),
+                      sum(access_count > 0 AND last_accessed < :recent AND last_accessed >= :stale),
+                      sum(access_count > 0 AND last_accessed < :stale),
+                      sum(access_count = 0)
+               FROM memory_facts WHERE {rows.live(":now")} GROUP BY slot ORDER BY slot""",
+            {"now": self.clock(), "recent": recent, "stale": stale},
+        )
+        return {
+            slot: (int(a or 0), int(b or 0), int(c or 0), int(d or 0)) for slot, a, b, c, d in found
+        }
+
+    @_translated
     def stats(self) -> dict:
         conn = self.conn
         slots = self.slots()

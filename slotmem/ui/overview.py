@@ -23,16 +23,7 @@ def usage(store) -> str:
     """Per slot: facts used in the last 30 days, used before, stale (unused for STALE_DAYS),
     never used, as one stacked bar each."""
     now = store.clock()
-    found = store.conn.execute(
-        """SELECT slot,
-                  sum(access_count > 0 AND last_accessed >= :recent),
-                  sum(access_count > 0 AND last_accessed < :recent AND last_accessed >= :stale),
-                  sum(access_count > 0 AND last_accessed < :stale),
-                  sum(access_count = 0)
-           FROM memory_facts WHERE expires_at IS NULL OR expires_at > :now
-           GROUP BY slot ORDER BY slot""",
-        {"now": now, "recent": now - 30 * DAY_MS, "stale": now - STALE_DAYS * DAY_MS},
-    ).fetchall()
+    found = store.use_by_slot(now - 30 * DAY_MS, now - STALE_DAYS * DAY_MS)
     if not found:
         return "<h2>Use</h2><p>No facts yet.</p>"
     kinds = (
@@ -42,8 +33,7 @@ def usage(store) -> str:
         ("never used", "#c7c7c7"),
     )
     rows = []
-    for slot, *counts in found:
-        counts = [int(c or 0) for c in counts]
+    for slot, counts in found.items():
         total = sum(counts) or 1
         bar = "".join(
             f'<span style="display:inline-block;height:1rem;width:{100 * n / total:.2f}%;'
@@ -77,13 +67,7 @@ def vector_map(store, by: str = "slot") -> str:
         import numpy as np
     except ImportError:
         return "<h2>Map</h2><p>The map needs numpy: <code>pip install 'slotmem[ui]'</code>.</p>"
-    found = store.conn.execute(
-        """SELECT f.slot, f.key, f.value, v.fact_seq FROM memory_facts f
-           JOIN memory_embeddings v ON v.fact_seq = f.seq AND v.model = ?
-           WHERE f.expires_at IS NULL OR f.expires_at > ?
-           ORDER BY f.updated_at DESC, f.seq DESC LIMIT ?""",
-        (store.semantic.model_ref(), store.clock(), MAP_POINTS),
-    ).fetchall()
+    found = store.semantic.newest(MAP_POINTS)
     stored = store.semantic.stored([row[3] for row in found])
     found = [row for row in found if row[3] in stored]
     if len(found) < 2:

@@ -4,7 +4,8 @@ threads; every Store call runs on one worker thread, so the Store sees a single 
 Who may do what: the server answers on the address it is bound to (127.0.0.1 by default). A
 page that changes nothing is open to whoever reaches that address, except on a non-loopback
 bind, where every request needs the token (``?token=`` once, then a cookie). A change is a POST
-that needs ``--write``, a file this process can write, and the token in the form (each page's
+that needs ``--write``, a file this process can write (a memory on PostgreSQL: not opened
+read-only), and the token in the form (each page's
 forms carry it: a page of another site cannot read it, so it cannot post for you). Anything else
 is refused and changes nothing. On loopback the Host header must name the server, which stops
 a site that rebinds its DNS name to 127.0.0.1 from reading the pages."""
@@ -19,7 +20,6 @@ import secrets
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import SlotmemError
@@ -51,7 +51,7 @@ def is_loopback(host: str) -> bool:
 
 
 class UI:
-    """The memory at ``path`` served on ``host``:``port`` (0: any free port). ``write``
+    """The memory at ``path`` (a file, or a ``postgresql://`` URL) served on ``host``:``port`` (0: any free port). ``write``
     offers changes; ``token`` (default: a random one) guards them, and every request on a
     non-loopback bind."""
 
@@ -69,11 +69,12 @@ class UI:
 
         self.worker = ThreadPoolExecutor(1, thread_name_prefix="slotmem-ui-store")
         try:
-            self.store = self.worker.submit(Store, Path(path), readonly=readonly).result()
+            self.store = self.worker.submit(Store, path, readonly=readonly).result()
         except BaseException:
             self.worker.shutdown()
             raise
         self.writable = bool(write) and not self.store.readonly
+        self.on_file = getattr(self.store, "target", None) is None  # else a PostgreSQL memory
         self.token = token or secrets.token_urlsafe(18)
         self.loopback = is_loopback(host)
         try:
@@ -193,7 +194,9 @@ def _handler(ui: UI):
                 return
             form = dict(parse_qsl(self.rfile.read(length).decode("utf-8", "replace")))
             if not ui.writable:
-                why = "the file is read-only" if ui.store.readonly else "start it with --write"
+                why = "start it with --write"
+                if ui.store.readonly:  # a file this process cannot write, or opened so
+                    why = "the file is read-only" if ui.on_file else "it was opened read-only"
                 self.send_page(
                     HTTPStatus.FORBIDDEN, "Read-only", f"This memory is open read-only: {why}."
                 )

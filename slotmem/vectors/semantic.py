@@ -399,6 +399,18 @@ class Semantic:
         )
         return ranked[: max(1, k)]
 
+    def newest(self, limit: int) -> list[tuple[str, str, str, int]]:
+        """(slot, key, value, seq) of the ``limit`` most recently updated live facts that have
+        a vector of the memory's model, newest first (the UI's map)."""
+        found = self.conn.execute(
+            """SELECT f.slot, f.key, f.value, v.fact_seq FROM memory_facts f
+               JOIN memory_embeddings v ON v.fact_seq = f.seq AND v.model = ?
+               WHERE f.expires_at IS NULL OR f.expires_at > ?
+               ORDER BY f.updated_at DESC, f.seq DESC LIMIT ?""",
+            (self.model_ref(), self.clock(), limit),
+        )
+        return [tuple(row) for row in found]
+
     def stored(self, seqs: list[int]) -> dict[int, bytes]:
         """The stored vectors of these facts as unit float32 blobs (of the file's model; facts
         without one left out)."""
