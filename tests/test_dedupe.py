@@ -144,6 +144,7 @@ def test_expired_facts_are_not_paired(mem, clock):
     assert pairs(mem, semantic=False) == []
 
 
+@BOTH_BACKENDS
 def test_vector_pairs(mem):
     llm.pm.register(Plugin(), name="fake-embeddings-dedupe")
     try:
@@ -161,6 +162,51 @@ def test_vector_pairs(mem):
         assert mem.get("project", "stack") is None
         status = mem.semantic.status()
         assert status["index_rows"] == status["embedded"]
+    finally:
+        llm.pm.unregister(name="fake-embeddings-dedupe")
+
+
+def test_the_same_pairs_by_meaning_in_a_file_and_on_a_server(tmp_path, pg_url, clock):
+    """The same facts and the same (fake) vectors: the server's pgvector leg proposes the
+    candidates the file's vectors do, and the shared score keeps the same pairs, scores too."""
+    from slotmem import Store
+
+    llm.pm.register(Plugin(), name="fake-embeddings-dedupe")
+    try:
+        with (
+            Store(tmp_path / "m.db", create=True, clock=clock) as file,
+            Store(pg_url, create=True, clock=clock) as server,
+        ):
+            for store in (file, server):
+                store.semantic.reindex("fake-64")
+            for i, name in enumerate(PROJECTS):
+                for store in (file, server):
+                    store.upsert(
+                        "project", f"project.{name.lower()}.status", f"{name} is {PHASES[i % 5]}."
+                    )
+                clock.advance(ms=10)  # the newer of two is the one kept: no ties on time
+            for slot, key, value in [
+                *FACTS,
+                ("project", "comet.stack", "The Comet service runs on Django and PostgreSQL"),
+                ("project", "vertex_phase", "Vertex is in design."),
+            ]:
+                for store in (file, server):
+                    store.upsert(slot, key, value)
+                clock.advance(ms=10)
+
+            def found(store, **options):
+                return [
+                    (p.slot, p.keep.key, p.drop.key, p.similarity, p.method)
+                    for p in store.duplicates(**options)
+                ]
+
+            everything = found(file, threshold=0)
+            assert {method for *_, method in everything} == {"vector"}
+            assert len(everything) > 5  # every candidate, whatever its score
+            assert found(server, threshold=0) == everything
+            assert found(server) == found(file) != []
+            assert found(server, semantic=False) == found(file, semantic=False)
+            assert server.dedupe(dry_run=True).to_dict() == file.dedupe(dry_run=True).to_dict()
     finally:
         llm.pm.unregister(name="fake-embeddings-dedupe")
 

@@ -262,18 +262,6 @@ def test_a_memory_migrated_by_a_newer_slotmem_is_refused(pg_store, pg_url):
         Store(pg_url)
 
 
-def test_import_of_what_postgres_cannot_hold_yet_writes_nothing(pg_store, tmp_path):
-    with Store(tmp_path / "m.db", create=True) as file:
-        file.upsert("a", "b", "c")
-        file.upsert("a", "d", "e")
-        file.record_retrieval("q", [{"id": "x", "slot": "a", "key": "b", "value": "c",
-                                     "included": True}])  # fmt: skip
-        records = file.export()
-    with pytest.raises(InvalidInput, match="holds retrievals .the retrieval log., which an"):
-        pg_store.import_records([json.dumps(r) for r in records])
-    assert pg_store.get("a", "b") is None
-
-
 def test_every_store_method_is_there_or_refused_in_one_line(pg_store):
     """A PostgresStore has every public method of the Store, except what only a file has,
     which is refused in one line; nothing falls through to an AttributeError."""

@@ -1,5 +1,6 @@
 """PostgresStore's near-duplicates: ``duplicates`` and ``dedupe`` with slotmem.store.upkeep's
-rules, by shared words (slotmem.search.duplicates; the vector method waits for pgvector). A
+rules (slotmem.search.duplicates): by the vectors of pgvector's leg (slotmem.pg.vectors) when
+the memory has semantic search on, else by shared words. A
 dedupe decides and merges under the memory's advisory lock, and locks each pair's rows
 (``FOR UPDATE``, in seq order) before it reads them again: a writer on another host that
 changed or protected one since the pairs were chosen is seen, and the pair skipped or turned."""
@@ -23,14 +24,18 @@ class Dedupe(Links):
     """Near-duplicate pairs, and merging them."""
 
     @server.translated
-    def duplicates(self, slot: str | None = None, *, threshold: float | None = None, semantic=True):
-        """As Store.duplicates, by shared words (``semantic`` is accepted and changes nothing
-        here: a memory on PostgreSQL has no vectors yet)."""
+    def duplicates(
+        self, slot: str | None = None, *, threshold: float | None = None, semantic: bool = True
+    ):
+        """As Store.duplicates: candidates by their vectors when the memory has semantic search
+        on (``semantic=False``: by shared words), scored and kept as the file's."""
         from ..search import duplicates
 
         slots = [validation.slot(slot)] if slot else list(self.slots())
+        vectors = self.semantic.leg() if semantic else None
+        method = "vector" if vectors is not None else "lexical"
         floor = validation.relevance(
-            duplicates.THRESHOLDS["lexical"] if threshold is None else threshold, "threshold"
+            duplicates.THRESHOLDS[method] if threshold is None else threshold, "threshold"
         )
         assert floor is not None
         now = self.clock()
@@ -42,9 +47,14 @@ class Dedupe(Links):
                 (name, now),
             )
             facts = {row["seq"]: Fact.from_row(row) for row in rows}
-            found += duplicates.by_words_of(name, facts, floor)
+            if vectors is not None:
+                found += duplicates.by_vectors_of(name, facts, floor, vectors=vectors)
+            else:
+                found += duplicates.by_words_of(name, facts, floor)
         found = [_protected_kept(pair) for pair in found]
-        return sorted(found, key=lambda pair: (-pair.similarity, pair.slot, pair.keep.key))
+        return sorted(
+            found, key=lambda pair: (-pair.similarity, pair.slot, pair.keep.key, pair.drop.key)
+        )
 
     @server.translated
     def dedupe(

@@ -9,8 +9,8 @@ replace and skip-existing; protected facts kept from a file that is not the memo
 Slot policies (and the default policy), the flusher's cursors and links go both ways, with the
 file's rules (slotmem.storage.transfer._set_policies, transfer_episodes' cursors,
 transfer_links.apply), and so do episodes and their provenance (transfer_episodes.apply's
-rules). The retrieval log does not move yet: an export has none, and an import of a file that
-holds some refuses it (nothing is written)."""
+rules), and, with a whole-memory export, the retrieval log (transfer_episodes' retrievals: one
+logged the same is not added again, in every mode)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,8 @@ CURSOR_FIELDS = ("source", "messages", "prefix_hash", "flushed_at")
 LINK_FIELDS = transfer_links.FIELDS
 EPISODE_FIELDS = transfer_episodes.EPISODE_FIELDS
 PROVENANCE_FIELDS = transfer_episodes.LINK_FIELDS
+RETRIEVAL_FIELDS = transfer_episodes.RETRIEVAL_FIELDS
+ITEM_FIELDS = transfer_episodes.ITEM_FIELDS
 
 
 def export_key(conn) -> bytes:
@@ -102,6 +104,7 @@ def _records(conn, slot: str | None) -> Iterator[dict]:
             yield {"type": "default_policy", **json.loads(saved["value"])}
     yield from _episode_records(conn, slot)
     if not slot:
+        yield from _retrieval_records(conn)
         for row in conn.execute(
             f"SELECT {', '.join(CURSOR_FIELDS)} FROM memory_flush_cursors ORDER BY source"
         ):
@@ -121,12 +124,6 @@ def _records(conn, slot: str | None) -> Iterator[dict]:
 
 def apply(conn, parsed: file_transfer.Parsed, mode: str, *, now: int) -> ChangeReport:
     """Import ``parsed`` inside the caller's transaction (which holds the memory's lock)."""
-    more = parsed.more
-    if more.retrievals:
-        raise InvalidInput(
-            "the file holds retrievals (the retrieval log), which an import on PostgreSQL does "
-            "not take yet: nothing was imported"
-        )
     report = ChangeReport()
     ids: dict[str, str] = {}
     won: set[str] = set()  # the imported fact ids whose fact was written
@@ -143,6 +140,7 @@ def apply(conn, parsed: file_transfer.Parsed, mode: str, *, now: int) -> ChangeR
         "policies": _set_policies(conn, parsed, mode),
         "episodes": _set_episodes(conn, parsed, mode, ids, won),
         "provenance links": _add_provenance(conn, parsed, ids),
+        "retrievals": _add_retrievals(conn, parsed, ids),
         "flush cursors": _set_cursors(conn, parsed, mode),
         "links": _add_links(conn, parsed),
     }
@@ -452,3 +450,75 @@ def _add_provenance(conn, parsed: file_transfer.Parsed, ids: dict) -> int:
             [(*pair, linked_at) for pair, linked_at in new.items()],
         )
     return len(new)
+
+
+def _retrieval_records(conn) -> Iterator[dict]:
+    """The retrieval log as transfer_episodes.export writes it, oldest first."""
+    items: dict[int, list[dict]] = {}
+    for row in conn.execute(
+        f"SELECT retrieval_id, {', '.join(ITEM_FIELDS)} FROM memory_retrieval_items "
+        "ORDER BY retrieval_id, position"
+    ):
+        items.setdefault(row["retrieval_id"], []).append({n: row[n] for n in ITEM_FIELDS})
+    names = ", ".join(RETRIEVAL_FIELDS[:-1])
+    for row in conn.execute(f"SELECT {names} FROM memory_retrievals ORDER BY id").fetchall():
+        record = {name: row[name] for name in RETRIEVAL_FIELDS[:-1]}
+        yield {"type": "retrieval", **record, "items": items.get(row["id"], [])}
+
+
+def _add_retrievals(conn, parsed: file_transfer.Parsed, ids: dict) -> int:
+    """transfer_episodes' rules: a retrieval is added unless the same (moment, query, session,
+    run, tokens and items) is logged here, in every mode; under its own id when that is free."""
+    done = 0
+    for _, (retrieval_id, *fields), items in parsed.more.retrievals:
+        items = [(i[0], ids.get(i[1], i[1]), *i[2:]) for i in items]
+        if _logged(conn, fields, items):
+            continue
+        done += 1
+        taken = (
+            retrieval_id is None
+            or conn.execute(
+                "SELECT 1 FROM memory_retrievals WHERE id = %s", (retrieval_id,)
+            ).fetchone()
+            is not None
+        )
+        columns = "at, query, session, run, tokens"
+        if taken:
+            sql = f"INSERT INTO memory_retrievals ({columns}) VALUES (%s, %s, %s, %s, %s)"
+            params = tuple(fields)
+        else:
+            sql = f"INSERT INTO memory_retrievals (id, {columns}) VALUES (%s, %s, %s, %s, %s, %s)"
+            params = (retrieval_id, *fields)
+        new_id = conn.execute(sql + " RETURNING id", params).fetchone()["id"]
+        with conn.cursor() as cursor:
+            cursor.executemany(
+                f"INSERT INTO memory_retrieval_items (retrieval_id, {', '.join(ITEM_FIELDS)}) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [(new_id, *item[:7], bool(item[7]), item[8]) for item in items],
+            )
+    if done:  # ids given explicitly do not move the identity: the next logged one follows them
+        conn.execute(
+            "SELECT setval(pg_get_serial_sequence('memory_retrievals', 'id'), "
+            "(SELECT max(id) FROM memory_retrievals))"
+        )
+    return done
+
+
+def _logged(conn, fields: list, items: list[tuple]) -> bool:
+    """Is this retrieval (the same moment, query, session, run, tokens and items) logged here?"""
+    for found in conn.execute(
+        "SELECT id FROM memory_retrievals WHERE at = %s AND query = %s "
+        "AND session IS NOT DISTINCT FROM %s AND run IS NOT DISTINCT FROM %s AND tokens = %s",
+        tuple(fields),
+    ).fetchall():
+        here = [
+            tuple(row[name] for name in ITEM_FIELDS)
+            for row in conn.execute(
+                f"SELECT {', '.join(ITEM_FIELDS)} FROM memory_retrieval_items "
+                "WHERE retrieval_id = %s ORDER BY position",
+                (found["id"],),
+            )
+        ]
+        if here == sorted(items):
+            return True
+    return False

@@ -112,8 +112,15 @@ def by_words(conn, slot: str, threshold: float, *, now: int) -> list[Pair]:
 def by_words_of(slot: str, facts: dict[int, Fact], threshold: float) -> list[Pair]:
     """by_words over ``facts`` (seq -> live Fact of ``slot``), read by the caller (a memory on
     PostgreSQL reads them in its own SQL)."""
-    words = _Words(facts)
-    return _pairs(slot, [words.measure(a, b) for a, b in words.pairs()], threshold, "lexical")
+    return _pairs(slot, candidates_of(slot, facts), threshold, "lexical")
+
+
+def by_vectors_of(
+    slot: str, facts: dict[int, Fact], threshold: float, *, vectors: StoredVectors
+) -> list[Pair]:
+    """by_vectors over ``facts`` (seq -> live Fact of ``slot``), read by the caller, and
+    ``vectors`` (a memory on PostgreSQL: its pgvector leg, slotmem.pg.vectors)."""
+    return _pairs(slot, candidates_of(slot, facts, vectors), threshold, "vector")
 
 
 def by_vectors(
@@ -128,7 +135,13 @@ def candidates(
 ) -> list[Candidate]:
     """The slot's candidate pairs, measured: nearest neighbours when ``vectors`` is given,
     else pairs that share an uncommon word."""
-    facts = _facts(conn, slot, now)
+    return candidates_of(slot, _facts(conn, slot, now), vectors)
+
+
+def candidates_of(
+    slot: str, facts: dict[int, Fact], vectors: StoredVectors | None = None
+) -> list[Candidate]:
+    """candidates over ``facts`` (seq -> live Fact of ``slot``), read by the caller."""
     words = _Words(facts)
     if vectors is None:
         return [words.measure(a, b) for a, b in words.pairs()]

@@ -253,7 +253,9 @@ class Upkeep(Policies, Reads):
             else:
                 found += duplicates.by_words(self.conn, name, floor, now=now)
         found = [_protected_kept(pair) for pair in found]
-        return sorted(found, key=lambda pair: (-pair.similarity, pair.slot, pair.keep.key))
+        return sorted(
+            found, key=lambda pair: (-pair.similarity, pair.slot, pair.keep.key, pair.drop.key)
+        )
 
     @_translated
     def dedupe(
