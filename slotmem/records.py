@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
@@ -59,7 +61,7 @@ class Fact:
 
     @classmethod
     def from_row(cls, row) -> Fact:
-        return cls(*(row[name] for name in FACT_COLUMNS))
+        return fact_of(*[row[name] for name in FACT_COLUMNS], ())
 
     def to_dict(self) -> dict:
         return {**asdict(self), "tags": list(self.tags)}
@@ -68,6 +70,14 @@ class Fact:
 # The memory_facts columns a Fact holds (its tags are rows of memory_fact_tags).
 FACT_COLUMNS = tuple(f.name for f in fields(Fact) if f.name != "tags")
 FACT_FIELDS = tuple(f.name for f in fields(Fact))
+
+
+def fact_reader(columns: Sequence[str]) -> Callable[[Sequence], Fact]:
+    """What makes the Fact of a row with these ``columns`` (a statement's: ``row.keys()``), by
+    position: the same Fact as ``Fact.from_row``, at half its cost (a ``sqlite3.Row`` looks a
+    name up by comparing it with each column's), for the many rows of one statement."""
+    pick = operator.itemgetter(*(list(columns).index(name) for name in FACT_COLUMNS))
+    return lambda row: fact_of(*pick(row), ())
 
 
 def fact_of(*values) -> Fact:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from ..records import Hit
+from ..records import Fact, Hit, fact_reader
 from . import common, lexical, plan, relevance
 from .lexical import Ranking
 from .plan import DocFreqs
@@ -98,8 +98,10 @@ def _lexical(
         ranking,
         chosen.facts,
     )
+    fact = fact_reader(rows[0].keys()) if rows else Fact.from_row
     hits = [
-        lexical.to_hit(row, chosen, ranking, total, query.explain, keys[row["key"]]) for row in rows
+        lexical.to_hit(row, chosen, ranking, total, query.explain, keys[row["key"]], fact(row))
+        for row in rows
     ]
     return hits if floor is None else [hit for hit in hits if hit.relevance >= floor]
 

@@ -221,9 +221,11 @@ def to_hit(
     total: float,
     with_explanation: bool,
     key: float = 0.0,
+    fact: Fact | None = None,
 ) -> Hit:
     """The row as a Hit; ``total`` is the query's idf mass (relevance.query_mass), ``key`` the
-    row's key match (relevance.key_matches)."""
+    row's key match (relevance.key_matches), ``fact`` the row's Fact when made already
+    (records.fact_reader)."""
     covered = relevance.coverage(row["mass"], total)
     likely = ranking.calibration.relevance(
         covered, row["matched"], key=key, specific=row["specific"]
@@ -241,7 +243,7 @@ def to_hit(
                 f"specific {row['specific']:.2f}"
             ),
         )
-    return Hit(Fact.from_row(row), row["score"], parts, likely)
+    return Hit(fact or Fact.from_row(row), row["score"], parts, likely)
 
 
 def fts5_idf(facts: int, df: int) -> float:

@@ -167,7 +167,11 @@ def _budget(arms: list[Arm], budget: int) -> list[Arm]:
         else:
             break
         left -= arm.df
-    return [dataclasses.replace(arm, cap=caps[arm.term]) for arm in arms if arm.term in caps]
+    return [
+        arm if arm.cap == caps[arm.term] else dataclasses.replace(arm, cap=caps[arm.term])
+        for arm in arms
+        if arm.term in caps
+    ]
 
 
 def slot_tag(slot: str) -> str:

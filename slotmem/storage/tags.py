@@ -58,7 +58,13 @@ def attach(conn, facts: list[Fact]) -> list[Fact]:
     if not facts:
         return facts
     found = of_ids(conn, [fact.id for fact in facts])
-    return [dataclasses.replace(fact, tags=found.get(fact.id, ())) for fact in facts]
+    # only a fact whose tags differ is made anew (most have none, as read from their row):
+    # dataclasses.replace costs more than the tags' query itself
+    tagged = []
+    for fact in facts:
+        tags = found.get(fact.id, ())
+        tagged.append(fact if fact.tags == tags else dataclasses.replace(fact, tags=tags))
+    return tagged
 
 
 def of_seq(conn, seq: int) -> tuple[str, ...]:

@@ -191,7 +191,10 @@ class Reads(Core):
     def _tagged(self, hits: list[Hit]) -> list[Hit]:
         """``hits`` whose facts carry their tags (one query)."""
         facts = fact_tags.attach(self.conn, [hit.fact for hit in hits])
-        return [dataclasses.replace(hit, fact=fact) for hit, fact in zip(hits, facts)]
+        return [
+            hit if fact is hit.fact else dataclasses.replace(hit, fact=fact)
+            for hit, fact in zip(hits, facts)
+        ]
 
     @contextlib.contextmanager
     def tracking(self, enabled: bool = True):
