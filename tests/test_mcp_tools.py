@@ -277,3 +277,22 @@ def test_search_returns_at_most_ten(db_path):
         )
     found = call(build_server(Store(db_path)), "search", {"query": "deploy step"})
     assert len(found.structured_content["results"]) == 10
+
+
+def test_the_tools_work_on_a_memory_on_postgresql(pg_url, clock):
+    """An MCP server over `postgresql://...?memory=NAME` (issue 26): write, recall, rate,
+    forget; the person's protected fact stays out of an agent's reach there too."""
+    with Store(pg_url, create=True, clock=clock) as store:
+        store.upsert("user", "timezone", "Maja lives in Stockholm (CET)", protect=True)
+    server = build_server(Store(pg_url, clock=clock))
+    done = call(server, "remember", {"slot": "project", "key": "deploy", "value": "Fridays"})
+    assert not done.is_error and done.structured_content["action"] == "created"
+    found = call(server, "recall", {"query": "which day do we deploy?"})
+    assert not found.is_error and "Fridays" in text_of(found)
+    refused = call(server, "forget", {"slot": "user", "key": "timezone"})
+    assert refused.is_error and "user/timezone is protected" in text_of(refused)
+    assert not call(server, "rate", {"slot": "project", "key": "deploy", "rating": 2}).is_error
+    assert not call(server, "forget", {"slot": "project", "key": "deploy"}).is_error
+    with Store(pg_url, clock=clock) as store:
+        assert store.get("project", "deploy") is None
+        assert store.get("user", "timezone").value == "Maja lives in Stockholm (CET)"
