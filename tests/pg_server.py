@@ -141,3 +141,19 @@ class Server:
                 self.process.wait()
         with contextlib.suppress(OSError):
             shutil.rmtree(self.root)
+
+
+def statements_sent(monkeypatch) -> list:
+    """The statements every psycopg connection sends from now on (until ``monkeypatch.undo``):
+    what a test counts round trips with."""
+    import psycopg
+
+    sent: list = []
+    execute = psycopg.Connection.execute
+
+    def counted(self, query, *args, **options):
+        sent.append(query)
+        return execute(self, query, *args, **options)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", counted)
+    return sent

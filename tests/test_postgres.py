@@ -456,17 +456,10 @@ def test_an_update_with_history_is_four_statements(pg_store, monkeypatch):
     """Semantic search off said, the row locked, the old value archived with the new one
     written, the tags read (and BEGIN, COMMIT): a durable commit's writers wait on fewer round
     trips each."""
-    import psycopg
+    from pg_server import statements_sent
 
     pg_store.upsert("user", "city", "Lisbon", tags=["home"])
-    sent = []
-    execute = psycopg.Connection.execute
-
-    def counted(self, query, *args, **options):
-        sent.append(query)
-        return execute(self, query, *args, **options)
-
-    monkeypatch.setattr(psycopg.Connection, "execute", counted)
+    sent = statements_sent(monkeypatch)
     result = pg_store.upsert("user", "city", "Porto", source="move")
     monkeypatch.undo()
     assert (result.action, result.fact.value, result.fact.tags) == ("updated", "Porto", ("home",))

@@ -83,19 +83,12 @@ def test_after_a_refresh_a_new_word_is_counted_through_the_index(pg_store):
 def test_a_search_of_words_asked_before_is_one_statement(two, monkeypatch):
     """Their dfs remembered, the scoring statement also reads the statistics (to check they are
     still those) and the hits' tags: one round trip."""
-    import psycopg
+    from pg_server import statements_sent
 
     a, _ = two
     a.tag("user", "drinks", "beverage")
     a.query_facts("green tea", track_access=False, semantic=False)  # its words' dfs read
-    sent = []
-    execute = psycopg.Connection.execute
-
-    def counted(self, query, *args, **options):
-        sent.append(query)
-        return execute(self, query, *args, **options)
-
-    monkeypatch.setattr(psycopg.Connection, "execute", counted)
+    sent = statements_sent(monkeypatch)
     hits = a.query_facts("green tea", track_access=False, semantic=False)
     assert [(hit.fact.key, hit.fact.tags) for hit in hits] == [("drinks", ("beverage",))]
     assert len(sent) == 1
