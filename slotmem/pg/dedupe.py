@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 
 from .. import validation
-from ..records import Change, ChangeReport, Fact, HistoryEntry
+from ..records import ChangeReport, Fact, HistoryEntry
+from ..search.duplicates import merge_pairs
 from . import server
 from . import tags as fact_tags
 from .links import Links
@@ -72,24 +73,10 @@ class Dedupe(Links):
         report = ChangeReport(dry_run=dry_run)
         pairs = self.duplicates(slot, threshold=threshold, semantic=semantic)
         with self.conn.transaction() if dry_run else self.transaction():
-            gone: set[str] = set()
-            for pair in pairs:
-                if pair.keep.id in gone or pair.drop.id in gone:
-                    continue
-                if not dry_run:
-                    fresh = self._now_of(pair)
-                    if fresh is None:
-                        continue
-                    pair = fresh
-                gone.add(pair.drop.id)
-                note = f"merged into {pair.keep.key} ({pair.method} score {pair.similarity:.2f})"
-                report.changes.append(
-                    Change(
-                        "merged", pair.slot, pair.drop.key, pair.keep.value, pair.drop.value, note
-                    )
-                )
-                if not dry_run:
-                    self._merge(pair.keep, pair.drop)
+            if dry_run:
+                merge_pairs(pairs, report)
+            else:
+                merge_pairs(pairs, report, self._now_of, self._merge)
         return report
 
     def _now_of(self, pair):

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..records import Fact
+from ..records import Change, ChangeReport, Fact
 from . import terms as text_terms
 from .relevance import sigmoid
 from .stemmer import stem
@@ -220,3 +220,27 @@ def _pairs(slot: str, found: list[Candidate], threshold: float, method: str) -> 
             keep, drop = (a, b) if newer(a) >= newer(b) else (b, a)
             pairs.append(Pair(slot, keep, drop, round(score, 4), method))
     return pairs
+
+
+def merge_pairs(
+    pairs: Iterable, report: ChangeReport, fresh: Callable | None = None, merge=None
+) -> None:
+    """Each pair's dropped fact merged into the one it keeps, in order, into ``report``; a
+    pair whose fact an earlier merge took is passed over. A real run (both backends' dedupe)
+    gives ``fresh(pair)``, the pair read again inside its transaction (None: passed over, a
+    person protected or changed a fact since), and ``merge(keep, drop)``; a dry run neither."""
+    gone: set[str] = set()
+    for pair in pairs:
+        if pair.keep.id in gone or pair.drop.id in gone:
+            continue
+        if fresh is not None:
+            pair = fresh(pair)
+            if pair is None:
+                continue
+        gone.add(pair.drop.id)
+        note = f"merged into {pair.keep.key} ({pair.method} score {pair.similarity:.2f})"
+        report.changes.append(
+            Change("merged", pair.slot, pair.drop.key, pair.keep.value, pair.drop.value, note)
+        )
+        if merge is not None:
+            merge(pair.keep, pair.drop)

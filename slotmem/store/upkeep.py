@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from .. import validation
 from ..errors import InvalidInput
-from ..records import Change, ChangeReport, Fact, PruneReport, UpsertResult
+from ..records import ChangeReport, Fact, PruneReport, UpsertResult
 from ..storage import db, litestream, retention, wal
 from .core import _translated
 from .policies import Policies
@@ -270,38 +270,23 @@ class Upkeep(Policies, Reads):
         stays, with both access counts and the other's history; the other goes to history
         (reason ``merge``). A fact already merged away is not merged again. A protected fact
         is never merged into one that is not: it stays, with its value, and the other goes."""
+        from ..search.duplicates import merge_pairs
         from ..storage import lifecycle
 
         report = ChangeReport(dry_run=dry_run)
         pairs = self.duplicates(slot, threshold=threshold, semantic=semantic)
-        with contextlib.ExitStack() as stack:
-            if not dry_run:
-                stack.enter_context(self._exclusive())
-                stack.enter_context(self.transaction())
-            gone: set[str] = set()
-            for pair in pairs:
-                if pair.keep.id in gone or pair.drop.id in gone:
-                    continue
-                if not dry_run:  # as they are now, inside the transaction: a person may have
-                    fresh = self._now_of(pair)  # protected or changed one since they were read
-                    if fresh is None:
-                        continue
-                    pair = fresh
-                gone.add(pair.drop.id)
-                note = f"merged into {pair.keep.key} ({pair.method} score {pair.similarity:.2f})"
-                report.changes.append(
-                    Change(
-                        "merged", pair.slot, pair.drop.key, pair.keep.value, pair.drop.value, note
-                    )
-                )
-                if not dry_run:
-                    lifecycle.merge(
-                        self.conn,
-                        pair.keep,
-                        pair.drop,
-                        now=self.clock(),
-                        forget=self.semantic.forget,
-                    )
+        if dry_run:
+            merge_pairs(pairs, report)
+            return report
+        with self._exclusive(), self.transaction():  # each pair as it is now: a person may
+            merge_pairs(  # have protected or changed one since they were read
+                pairs,
+                report,
+                self._now_of,
+                lambda keep, drop: lifecycle.merge(
+                    self.conn, keep, drop, now=self.clock(), forget=self.semantic.forget
+                ),
+            )
         return report
 
     def _now_of(self, pair):
