@@ -18,8 +18,12 @@ at or above it still hold a relevant fact for ``TARGET`` of the answerable categ
 
 The semantic floor (relevance.SEMANTIC_FLOOR: what the hybrid estimate alone lets in must clear
 the floor times it): the highest of ``SEMANTIC_FLOORS`` that meets the hybrid targets and costs
-at most ``SEMANTIC_LOSS`` of any hybrid share kept, on the rows fitted. A hybrid context holds
-what the lexical one holds (search.monotone), so hybrid figures count both legs' candidates.
+at most ``SEMANTIC_LOSS`` of any hybrid share kept, on the rows fitted. The semantic margin
+(relevance.SEMANTIC_MARGIN: the excess a hit by meaning alone needs where the slot's words find
+nothing above the floor): the highest of ``SEMANTIC_MARGINS`` that costs at most
+``SEMANTIC_LOSS`` of LoCoMo's answers and the keyed and paraphrased questions, and keeps the
+mentions at their target. A hybrid context holds what the lexical one holds (search.monotone),
+so hybrid figures count both legs' candidates.
 
 Printed: the constants and floor fitted on all five conversations (what slotmem ships), then for
 each conversation held out, what was fitted on the other four and how it does on the one left
