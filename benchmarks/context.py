@@ -26,8 +26,9 @@ slot per person, facts written at their session's time), four tables:
   built with the constants and floor benchmarks/fit_relevance.py fits on the other four and the
   agent memories' dev families).
 - **reach**: what limits *on-topic (answerable)*: the same held-out contexts (and the shipped
-  constants' in-sample ones) for each of ``REACH_GRID``'s candidates per slot, token budget and
-  semantic floor (``Calibration.semantic_floor``), with the median milliseconds of a build.
+  constants' in-sample ones) for each of ``REACH_GRID``'s candidates per slot, token budget,
+  semantic floor (``Calibration.semantic_floor``) and semantic margin
+  (``Calibration.semantic_margin``), with the median milliseconds of a build.
 - **retrieval**: ``query_facts(question, limit=10)`` over all slots, categories 1-4: R@10 (the
   share of a question's evidence turns cited by the top 10 facts) and MRR (1 / rank of the first
   fact citing one), beside benchmarks/locomo.py's turn-level figures (a fact per dialog turn).
@@ -174,18 +175,15 @@ def quality(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -
 
 
 # -- reach: candidates per slot x budget x semantic floor ------------------------------------------
-# (candidates per slot, budget_tokens, semantic floor): the defaults first
+# (candidates per slot, budget_tokens, semantic floor, semantic margin): the defaults first;
+# a margin of None is the one fitted (Calibration.semantic_margin)
 REACH_GRID = [
-    (30, 1000, 1.0),
-    (100, 1000, 1.0),
-    (30, 1000, 1.5),
-    (30, 1000, 2.0),
-    (30, 1000, 3.0),
-    (30, 2000, 1.0),
-    (60, 2000, 1.0),
-    (60, 2000, 2.0),
-    (100, 3000, 1.0),
-    (100, 3000, 2.0),
+    (30, 1000, 1.0, None),
+    (30, 1000, 1.0, 0.0),
+    (30, 1000, 2.0, None),
+    (60, 2000, 1.0, None),
+    (100, 3000, 1.0, None),
+    (100, 3000, 2.0, None),
 ]
 
 
@@ -200,20 +198,21 @@ def reach(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -> 
     everything = fit_relevance.calibrate(rows, fit_relevance.answerable(memories))
     fitted["in-sample"] = {memory.sample_id: everything for memory in memories}
     print(
-        "| constants | candidates per slot | budget | semantic floor | on-topic (answerable) "
-        "| off-topic facts per message | ms per build (median) |"
+        "| constants | candidates per slot | budget | semantic floor | semantic margin "
+        "| on-topic (answerable) | off-topic facts per message | ms per build (median) |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for which, constants in fitted.items():
-        for candidates, budget, semantic_floor in REACH_GRID:
+        for candidates, budget, semantic_floor, margin in REACH_GRID:
             cells = {}
             for mode in fit_relevance.MODES:
                 found, off, ms = [], [], []
                 for memory in memories:
                     calibration, floor = constants[memory.sample_id]
-                    ranking = Ranking(
-                        calibration=dataclasses.replace(calibration, semantic_floor=semantic_floor)
-                    )
+                    changed = dataclasses.replace(calibration, semantic_floor=semantic_floor)
+                    if margin is not None:
+                        changed = dataclasses.replace(changed, semantic_margin=margin)
+                    ranking = Ranking(calibration=changed)
                     asked = [(q.text, q) for q in memory.questions if q.category == 4]
                     asked = [(t, q) for t, q in asked if memory.answerable(q)]
                     asked += [(text, None) for text in offtopic]
@@ -239,7 +238,8 @@ def reach(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -> 
                 cells[mode] = (statistics.mean(found), statistics.mean(off), statistics.median(ms))
             lex, hyb = cells["lexical"], cells["hybrid"]
             print(
-                f"| {which} | {candidates} | {budget} | {semantic_floor:g} | {lex[0]:.3f} / {hyb[0]:.3f} "
+                f"| {which} | {candidates} | {budget} | {semantic_floor:g} "
+                f"| {'fitted' if margin is None else f'{margin:g}'} | {lex[0]:.3f} / {hyb[0]:.3f} "
                 f"| {lex[1]:.2f} / {hyb[1]:.2f} | {lex[2]:.0f} / {hyb[2]:.0f} |",
                 flush=True,
             )

@@ -18,8 +18,12 @@ at or above it still hold a relevant fact for ``TARGET`` of the answerable categ
 
 The semantic floor (relevance.SEMANTIC_FLOOR: what the hybrid estimate alone lets in must clear
 the floor times it): the highest of ``SEMANTIC_FLOORS`` that meets the hybrid targets and costs
-at most ``SEMANTIC_LOSS`` of any hybrid share kept, on the rows fitted. A hybrid context holds
-what the lexical one holds (search.monotone), so hybrid figures count both legs' candidates.
+at most ``SEMANTIC_LOSS`` of any hybrid share kept, on the rows fitted. The semantic margin
+(relevance.SEMANTIC_MARGIN: the excess a hit by meaning alone needs where the slot's words find
+nothing above the floor): the highest of ``SEMANTIC_MARGINS`` that costs at most
+``SEMANTIC_LOSS`` of LoCoMo's answers and the keyed and paraphrased questions, and keeps the
+mentions at their target. A hybrid context holds what the lexical one holds (search.monotone),
+so hybrid figures count both legs' candidates.
 
 Printed: the constants and floor fitted on all five conversations (what slotmem ships), then for
 each conversation held out, what was fitted on the other four and how it does on the one left
@@ -232,7 +236,8 @@ def fit(rows: list[Candidate]) -> Calibration:
         for column, value in zip(USED[mode], w[1:]):
             full[column + 1] = float(value)
         constants[mode] = tuple(round(v, 3) for v in full)
-    return Calibration(**constants, semantic_floor=1.0)  # choose_semantic_floor sets it
+    # choose_semantic_floor, then choose_semantic_margin, set the rest
+    return Calibration(**constants, semantic_floor=1.0, semantic_margin=0.0)
 
 
 def relevance(calibration: Calibration, rows: list[Candidate]) -> np.ndarray:
@@ -311,14 +316,74 @@ SEMANTIC_LOSS = 0.0  # of a hybrid share kept at semantic floor 1, at most, on w
 
 def hybrid_kept(calibration: Calibration, rows, floor: float) -> dict[tuple[str, int], set[str]]:
     """(conversation, message) -> the facts a hybrid context at this floor holds among the
-    candidates: those whose hybrid estimate clears ``calibration.hybrid_floor(floor)`` and
-    those whose lexical one clears the floor (search.monotone adds them back)."""
+    candidates: those whose hybrid estimate clears ``calibration.hybrid_floor(floor)`` (and,
+    where the slot's lexical candidates hold none above the floor, whose excess is at least
+    ``calibration.semantic_margin``) and those whose lexical one clears the floor
+    (search.monotone adds them back)."""
     held: dict[tuple[str, int], set[str]] = {}
     bars = {"lexical": floor, "hybrid": calibration.hybrid_floor(floor)}
-    for r, likely in zip(rows, relevance(calibration, rows)):
-        if likely >= bars[r.mode]:
-            held.setdefault((r.conversation, r.message), set()).add(r.fact)
+    likely = relevance(calibration, rows)
+    strong = {group(r) for r, p in zip(rows, likely) if r.mode == "lexical" and p >= floor}
+    margin = calibration.semantic_margin
+    for r, p in zip(rows, likely):
+        if p < bars[r.mode]:
+            continue
+        if r.mode == "hybrid" and r.excess < margin and group(r) not in strong:
+            continue  # by meaning alone where the words find nothing, and not standing out
+        held.setdefault((r.conversation, r.message), set()).add(r.fact)
     return held
+
+
+def group(r: Candidate) -> tuple[str, int, str]:
+    """The search a candidate came from: its message and slot."""
+    return (r.conversation, r.message, r.fact.split("/", 1)[0])
+
+
+def hybrid_shares(rows, answerable) -> dict[tuple[str, float], set]:
+    """(name, target) -> the questions of each hybrid share: LoCoMo's answerable ones and the
+    agent memories' keyed, paraphrased and mention ones."""
+    kinds = {(r.conversation, r.message): r.kind for r in rows if r.kind}
+    sets = {("locomo", TARGET["hybrid"]): answerable}
+    for (mode, kind), target in AGENT_TARGET.items():
+        asked = {q for q, k in kinds.items() if k == kind}
+        if mode == "hybrid" and asked:
+            sets[(kind, target)] = asked
+    return sets
+
+
+def shares_kept(calibration: Calibration, rows, floor: float, sets) -> dict:
+    found = held_relevant(calibration, rows, floor, "hybrid")
+    return {name: len(found & asked) / max(1, len(asked)) for name, asked in sets.items()}
+
+
+# relevance.SEMANTIC_MARGIN's grid (excess: similarity above the 10th nearest fact's)
+SEMANTIC_MARGINS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
+
+
+# Shares a margin may cost down to their target (not to SEMANTIC_LOSS): a mention whose word
+# is too common for the words alone to clear the floor ("I was just thinking about November")
+# is the boundary with small talk, as AGENT_TARGET's lexical mention target says.
+MARGIN_TO_TARGET = ("mention",)
+
+
+def choose_semantic_margin(calibration: Calibration, rows, floor: float, answerable) -> Calibration:
+    """The calibration with the highest of SEMANTIC_MARGINS at which hybrid contexts, on the
+    rows fitted, keep LoCoMo's answers and the keyed and paraphrased questions within
+    SEMANTIC_LOSS of what they keep without one, and the mentions at their target. It bears
+    on searches whose words find nothing above the floor (small talk, general questions,
+    paraphrases): benchmarks/data/offtopic_dev.json's are what it keeps out."""
+    sets = hybrid_shares(rows, answerable)
+    base = shares_kept(calibration, rows, floor, sets)
+    best = calibration
+    for margin in SEMANTIC_MARGINS[1:]:
+        fold = dataclasses.replace(calibration, semantic_margin=margin)
+        kept = shares_kept(fold, rows, floor, sets)
+        if not all(
+            kept[n] >= (n[1] if n[0] in MARGIN_TO_TARGET else base[n] - SEMANTIC_LOSS) for n in sets
+        ):
+            break
+        best = fold
+    return best
 
 
 def choose_semantic_floor(calibration: Calibration, rows, floor: float, answerable) -> Calibration:
@@ -401,7 +466,8 @@ def calibrate(rows, answerable) -> tuple[Calibration, float]:
     """The constants, the floor, then the semantic floor, each chosen on ``rows``."""
     calibration = fit(rows)
     floor = choose_floor(calibration, rows, answerable)
-    return choose_semantic_floor(calibration, rows, floor, answerable), floor
+    calibration = choose_semantic_floor(calibration, rows, floor, answerable)
+    return choose_semantic_margin(calibration, rows, floor, answerable), floor
 
 
 def folds(memories, rows) -> dict[str, tuple[Calibration, float]]:
@@ -543,7 +609,8 @@ def fitted(memories, locomo_rows, agents, start) -> None:
     )
     print(
         f"LEXICAL = {calibration.lexical}\nHYBRID = {calibration.hybrid}\nDEFAULT_FLOOR = {floor}"
-        f"\nSEMANTIC_FLOOR = {calibration.semantic_floor}\n"
+        f"\nSEMANTIC_FLOOR = {calibration.semantic_floor}"
+        f"\nSEMANTIC_MARGIN = {calibration.semantic_margin}\n"
     )
     print(
         "| held out | mode | a, b, c, d | floor | log-loss | answers kept | per question | off-topic |"
@@ -571,7 +638,11 @@ def fitted(memories, locomo_rows, agents, start) -> None:
             per_question = count[4] / max(1, sum(1 for c in set(category.items()) if c[1] == 4))
             off_topic = count[0] / len(observations.offtopic())
             constants = ", ".join(f"{v:g}" for v in getattr(fold, mode))
-            semantic = f" x{fold.semantic_floor:g}" if mode == "hybrid" else ""
+            semantic = (
+                f" x{fold.semantic_floor:g}, margin {fold.semantic_margin:g}"
+                if mode == "hybrid"
+                else ""
+            )
             print(
                 f"| {name} | {mode} | {constants} | {fold_floor}{semantic} | {loss:.4f} | "
                 f"{kept:.3f} | {per_question:.1f} | {off_topic:.2f} |"
@@ -585,6 +656,31 @@ def fitted(memories, locomo_rows, agents, start) -> None:
         )
     families_held_out(memories, locomo_rows, agents)
     semantic_floors(memories, calibration, floor, rows)
+    semantic_margins(memories, calibration, floor, rows)
+
+
+def semantic_margins(memories, calibration: Calibration, floor: float, rows) -> None:
+    """What each semantic margin keeps and lets in, on everything fitted (the trade-off
+    choose_semantic_margin reads), at the chosen semantic floor."""
+    print(
+        "\n| semantic margin | LoCoMo answers kept (hybrid) | agent keyed / paraphrased / "
+        "mention (hybrid) | offtopic_dev.json candidates per message and memory (hybrid) |"
+    )
+    print("|---|---|---|---|")
+    locomo = [r for r in rows if ":" not in r.conversation]
+    agents = [r for r in rows if ":" in r.conversation]
+    messages = len(observations.offtopic(dev=True)) * len(memories)
+    dev = [r for r in locomo if r.category == DEV_OFFTOPIC]
+    for margin in SEMANTIC_MARGINS:
+        fold = dataclasses.replace(calibration, semantic_margin=margin)
+        found = held_relevant(fold, locomo, floor, "hybrid")
+        kept = len(found & answerable(memories)) / len(answerable(memories))
+        kinds = " / ".join(
+            f"{agent_kept(fold, agents, floor, 'hybrid', kind):.3f}"
+            for kind in ("keyed", "paraphrased", "mention")
+        )
+        off = sum(len(facts) for facts in held_facts(fold, dev, floor, "hybrid").values())
+        print(f"| {margin:g} | {kept:.3f} | {kinds} | {off / messages:.2f} |")
 
 
 def semantic_floors(memories, calibration: Calibration, floor: float, rows) -> None:

@@ -121,3 +121,24 @@ def test_a_stored_vector_never_comes_from_the_quick_session(fresh_model):
     embedders.embed(model, ["when do we ship?"], question=True)  # the optimized one is made
     assert fresh_model == [False]
     assert embedders.embed(model, ["We deploy on Fridays."]) == first
+
+
+def test_the_issue_examples_reach_the_prompt_with_the_default_model(tmp_path):
+    """Issue 20's memory: each question brings its fact by meaning (the semantic margin lets a
+    paraphrase through: it stands out), and a general question brings nothing."""
+    from slotmem import Store
+    from slotmem.agents.context import build_context
+
+    with Store(tmp_path / "p.db", create=True) as store:
+        store.upsert("project", "deploy.schedule", "We deploy to production on Fridays")
+        store.upsert("user", "language", "Elixir")
+        store.upsert("user", "editor", "Neovim with the LazyVim config")
+        store.semantic.reindex()
+        asked = {
+            "when do we ship?": "deploy.schedule",
+            "What language do I prefer?": "language",
+            "which text editor do I use?": "editor",
+        }
+        for question, key in asked.items():
+            assert f"**{key}**" in build_context(store, question, track_access=False), question
+        assert build_context(store, "Who painted the Mona Lisa?", track_access=False) == ""

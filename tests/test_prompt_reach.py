@@ -121,8 +121,8 @@ def test_what_the_vectors_alone_find_clears_a_higher_floor():
     hit = meaning[0]
     floor = hit.relevance / 1.5  # cleared by its hybrid estimate, not by twice the floor
 
-    def found(semantic_floor):
-        ranking = Ranking(calibration=Calibration(semantic_floor=semantic_floor))
+    def found(semantic_floor):  # the semantic floor alone (the margin has a test of its own)
+        ranking = Ranking(calibration=Calibration(semantic_floor=semantic_floor, semantic_margin=0))
         with Store(store.path, ranking=ranking) as strict:
             hits = strict.query_facts(message, limit=50, min_relevance=floor, track_access=False)
             return {found.fact.id for found in hits}
@@ -136,6 +136,54 @@ def test_what_the_vectors_alone_find_clears_a_higher_floor():
 def test_a_bad_semantic_floor_is_refused(factor):
     with pytest.raises(InvalidInput, match="semantic_floor"):
         Calibration(semantic_floor=factor)
+
+
+@pytest.mark.parametrize("margin", [-0.1, float("nan"), "0.1", True, None])
+def test_a_bad_semantic_margin_is_refused(margin):
+    with pytest.raises(InvalidInput, match="semantic_margin"):
+        Calibration(semantic_margin=margin)
+
+
+def test_where_the_words_find_nothing_meaning_alone_must_stand_out():
+    """Calibration.semantic_margin: when the words alone find nothing above the floor, a hit
+    comes in by meaning only if its excess (its similarity above what the memory typically
+    gives the message) is at least the margin; with a margin of 0 such searches bring hits
+    that do not stand out, so the rule is not idle here. Where the words find something, the
+    margin does not apply."""
+    store = benchmark_store()
+    floor, margin = 0.003, 0.15
+    loose = Ranking(calibration=Calibration(semantic_margin=0.0))
+    strict = Ranking(calibration=Calibration(semantic_margin=margin))
+    kept_out = 0
+    with Store(store.path, ranking=loose) as before, Store(store.path, ranking=strict) as after:
+        for message in MESSAGES:
+            for slot in ("user", "project"):
+                ask = {"slots": [slot], "min_relevance": floor, "track_access": False}
+                ask["explain"] = True
+                if store.query_facts(message, semantic=False, **ask):
+                    continue  # the words find something: no margin
+                old = before.query_facts(message, **ask)
+                new = after.query_facts(message, **ask)
+                assert all(hit.explanation["excess"] >= margin for hit in new)
+                assert {hit.fact.id for hit in new} <= {hit.fact.id for hit in old}
+                kept_out += sum(hit.explanation["excess"] < margin for hit in old)
+    assert kept_out > 0
+
+
+def test_the_margin_leaves_a_search_alone_when_the_words_find_something():
+    """What meaning alone adds to a search whose words find something above the floor comes in
+    whatever its excess."""
+    store = benchmark_store()
+    ask = {"slots": ["user"], "min_relevance": 0.003, "track_access": False}
+    strict = Ranking(calibration=Calibration(semantic_margin=1.0))  # no excess reaches 1
+    with Store(store.path, ranking=strict) as after:
+        for message in MESSAGES:
+            words = {hit.fact.id for hit in store.query_facts(message, semantic=False, **ask)}
+            meaning = {hit.fact.id for hit in store.query_facts(message, **ask)} - words
+            if words and meaning:
+                assert meaning <= {hit.fact.id for hit in after.query_facts(message, **ask)}
+                return
+    raise AssertionError("no message finds facts both by its words and by meaning alone")
 
 
 def test_a_keyed_fact_found_by_words_stays_in_with_semantic_on(store):

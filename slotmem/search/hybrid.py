@@ -98,8 +98,15 @@ def fused_hits(
     reference = relevance.reference([1.0 - dist for _, dist in neighbours])
     hits = []
     calibration, floor = ranking.calibration, query.min_relevance
+    margin = 0.0  # the excess every hit needs: when the words alone find nothing above the floor
     if floor is not None:  # found by meaning: a higher floor (search.monotone keeps the words')
         floor = calibration.hybrid_floor(floor)
+        if query.min_relevance and not any(
+            _by_words(calibration, row, coverage[row["seq"]], keys[row["key"]])
+            >= query.min_relevance
+            for row in rows
+        ):
+            margin = calibration.semantic_margin
     for fused in fusion.fuse(coverage, cosine, weight, semantic_ranks=ranks):
         if fused.score <= 0 or (query.min_score is not None and fused.score < query.min_score):
             break  # neither leg says anything for the rest
@@ -113,6 +120,8 @@ def fused_hits(
         )
         if floor is not None and likely < floor:
             continue
+        if above < margin:
+            continue  # by meaning alone, and not standing out: near many facts, about none
         parts = None
         if query.explain:
             parts = _explain(row, fused, plan if fused.seq in coverage else None, ranking)
@@ -132,6 +141,11 @@ def fused_hits(
         if len(hits) == query.limit:
             break
     return hits
+
+
+def _by_words(calibration, row, coverage: float, key: float) -> float:
+    """A lexical candidate's relevance by its words alone (the lexical constants)."""
+    return calibration.relevance(coverage, row["matched"], None, key, 0.0, row["specific"])
 
 
 def _explain(row, fused: fusion.Fused, plan: Plan | None, ranking: Ranking) -> dict:

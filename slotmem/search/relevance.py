@@ -85,6 +85,13 @@ DEFAULT_FLOOR = 0.003
 # painting a person made) and costs answers found by meaning; the same script chooses it, as the
 # highest that costs nothing on what it fits: 1 (docs/benchmarks.md has the trade-off).
 SEMANTIC_FLOOR = 1.0
+# When the words alone find nothing above the floor (small talk, a general question, a
+# paraphrase), a hit there by meaning alone must also stand out from what the memory typically
+# gives the message: its excess (similarity above the 10th nearest fact's) at least this. A
+# message near many facts at once ("Who painted the Mona Lisa?" and every painting a person
+# made) is about none of them in particular; a paraphrase finds its fact well above the rest.
+# The same script chooses it, as the highest that costs nothing on what it fits.
+SEMANTIC_MARGIN = 0.15
 
 
 @dataclass(frozen=True)
@@ -94,11 +101,14 @@ class Calibration:
     lexical: tuple[float, ...] = LEXICAL
     hybrid: tuple[float, ...] = HYBRID
     semantic_floor: float = SEMANTIC_FLOOR  # a hybrid estimate must clear floor x this
+    # the excess a hit by meaning alone needs when the words find nothing above the floor
+    semantic_margin: float = SEMANTIC_MARGIN
 
     def __post_init__(self):
-        factor = self.semantic_floor
-        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor >= 0:
-            raise InvalidInput(f"semantic_floor must be a number >= 0, not {factor!r}")
+        for name in ("semantic_floor", "semantic_margin"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise InvalidInput(f"{name} must be a number >= 0, not {value!r}")
 
     def hybrid_floor(self, floor: float) -> float:
         """The floor a hybrid estimate must clear when a search asks for ``floor`` (a lexical
