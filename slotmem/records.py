@@ -112,6 +112,18 @@ def created(ids: Sequence[str], items: Sequence[tuple], now: int) -> list[Upsert
     return results
 
 
+def hit_of(fact: Fact, score: float, explanation: dict | None, relevance: float) -> Hit:
+    """``Hit(fact, score, explanation, relevance)``, made as ``fact_of`` makes a Fact (a search
+    makes one per row: the frozen dataclass's ``__init__`` is a setattr per field)."""
+    hit = object.__new__(Hit)
+    object.__setattr__(
+        hit,
+        "__dict__",
+        {"fact": fact, "score": score, "explanation": explanation, "relevance": relevance},
+    )
+    return hit
+
+
 @dataclass(frozen=True)
 class Hit:
     """A fact returned by a query: its score (the order of one search's hits), its relevance
