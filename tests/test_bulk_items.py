@@ -140,3 +140,28 @@ def test_keys_of_one_form_in_other_slots_are_new_and_existing_ones_found_per_slo
     again = store.upsert_many([{"slot": s, "key": f"k{s}", "value": "v"} for s in ("a", "b")])
     assert [r.action for r in again] == ["created", "created"]
     assert store.stats()["facts"] == 6
+
+
+class Strange:
+    """A value whose comparisons raise (as a numpy array's truth does)."""
+
+    def __eq__(self, other):
+        raise ValueError("ambiguous")
+
+    __hash__ = object.__hash__
+
+
+def test_values_of_other_types_are_refused_by_name_not_by_their_own_errors(store):
+    with pytest.raises(InvalidInput, match="item 1: source must be a string, not Strange"):
+        store.upsert_many([PLAIN[0], {**PLAIN[1], "source": Strange()}])
+    with pytest.raises(InvalidInput, match="item 1: invalid slot"):
+        store.upsert_many([PLAIN[0], {**PLAIN[1], "slot": Strange()}])
+    assert store.stats()["facts"] == 0
+
+
+def test_a_str_subclass_is_checked_one_by_one_and_written(store):
+    class Name(str):
+        pass
+
+    results = store.upsert_many([{**PLAIN[0], "slot": Name("user"), "key": Name(" k ")}])
+    assert store.get("user", "k").value == PLAIN[0]["value"] == results[0].fact.value

@@ -27,6 +27,8 @@ _FIELDS = tuple(map(operator.itemgetter, ("slot", "key", "value")))
 _CONFIDENCE = operator.methodcaller("get", "confidence", 1.0)
 _SOURCE = operator.methodcaller("get", "source")
 _NUMBERS = frozenset({int, float})
+NoneType = type(None)
+_SOURCE_KINDS = frozenset({str, NoneType})
 
 
 def checked(items: Iterable[Mapping], now: int) -> tuple[list[tuple], list[tuple | None]]:
@@ -81,38 +83,37 @@ def _columns(items: list) -> list[tuple] | None:
         return None
     confidences = list(map(_CONFIDENCE, items))
     sources = list(map(_SOURCE, items))
-    try:
-        names = set(slots)
-    except TypeError:  # an unhashable slot
+    if set(map(type, slots)) != {str}:
         return None
-    if not all(type(name) is str and validation.SLOT_RE.fullmatch(name) for name in names):
+    names = set(slots)
+    if not all(validation.SLOT_RE.fullmatch(name) for name in names):
         return None
-    keys = _texts(keys, validation.MAX_KEY_CHARS, single_line=True)
-    values = _texts(values, validation.MAX_VALUE_CHARS, single_line=False)
-    if keys is None or values is None:
+    stripped_keys = _texts(keys, validation.MAX_KEY_CHARS, single_line=True)
+    stripped_values = _texts(values, validation.MAX_VALUE_CHARS, single_line=False)
+    if stripped_keys is None or stripped_values is None:
         return None
     if not set(map(type, confidences)) <= _NUMBERS:  # no bool (a subclass of int), no str
         return None
     if min(confidences) < 0 or max(confidences) > 1:  # exact for ints of any size
         return None
     try:
-        confidences = list(map(float, confidences))
-        if any(map(math.isnan, confidences)):  # a NaN passes both comparisons
+        numbers = list(map(float, confidences))
+        if any(map(math.isnan, numbers)):  # a NaN passes both comparisons
             return None
     except OverflowError:  # an int too large for a float, beside a NaN
         return None
-    if None in sources:
-        given = [source for source in sources if source is not None]
-        stripped = _texts(given, validation.MAX_SOURCE_CHARS, single_line=True)
-        if stripped is None:
-            return None
+    kinds = set(map(type, sources))  # first: `None in sources` would call a value's __eq__
+    if not kinds <= _SOURCE_KINDS:
+        return None
+    given = sources if NoneType not in kinds else [text for text in sources if text is not None]
+    stripped = _texts(given, validation.MAX_SOURCE_CHARS, single_line=True)
+    if stripped is None:
+        return None
+    checked_sources: list[str | None] = list(stripped)
+    if len(stripped) != len(sources):
         it = iter(stripped)
-        sources = [None if source is None else next(it) for source in sources]
-    else:
-        sources = _texts(sources, validation.MAX_SOURCE_CHARS, single_line=True)
-        if sources is None:
-            return None
-    return list(zip(slots, keys, values, confidences, sources, repeat(None)))
+        checked_sources = [None if source is None else next(it) for source in sources]
+    return list(zip(slots, stripped_keys, stripped_values, numbers, checked_sources, repeat(None)))
 
 
 def _texts(texts, limit: int, *, single_line: bool) -> list[str] | None:
