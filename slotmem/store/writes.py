@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
-import json
 import operator
 from collections.abc import Iterable, Mapping
 from itertools import compress
@@ -169,6 +168,8 @@ class Writes(Core):
     def _existing(self, items: list[tuple], forms: list[str]) -> set[tuple[str, str]]:
         """The (slot, key form) of the items' keys (``forms``: their key forms) in the file:
         one statement per slot, the forms handed over as one JSON array."""
+        import json  # here: a read (a hook's `slotmem context`) needs none of it
+
         slots = list(map(_SLOT, items))
         found: set[tuple[str, str]] = set()
         names = set(slots)
