@@ -89,6 +89,41 @@ def fact_of(*values) -> Fact:
     return fact
 
 
+def created(ids: Sequence[str], items: Sequence[tuple], now: int) -> list[UpsertResult]:
+    """The results of facts just created (the ``"created"`` UpsertResult of each), ``items``
+    checked (slot, key, value, confidence, source, expires_at) written at ``now`` with these
+    ``ids``: a bulk load's Python per fact, so each Fact and result is made from a dict of its
+    fields (as ``fact_of``), equal in every way to ``UpsertResult("created", Fact(...))``."""
+    new, assign = object.__new__, object.__setattr__
+    results = []
+    for fact_id, (slot, key, value, confidence, source, expires) in zip(ids, items, strict=True):
+        fact = new(Fact)
+        assign(
+            fact,
+            "__dict__",
+            {"id": fact_id, "slot": slot, "key": key, "value": value, "confidence": confidence,
+             "quality": 0, "source": source, "created_at": now, "updated_at": now,
+             "last_accessed": now, "access_count": 0, "pinned_at": None, "protected_at": None,
+             "expires_at": expires, "tags": ()},
+        )  # fmt: skip
+        result = new(UpsertResult)
+        assign(result, "__dict__", {"action": "created", "fact": fact, "previous": None})
+        results.append(result)
+    return results
+
+
+def hit_of(fact: Fact, score: float, explanation: dict | None, relevance: float) -> Hit:
+    """``Hit(fact, score, explanation, relevance)``, made as ``fact_of`` makes a Fact (a search
+    makes one per row: the frozen dataclass's ``__init__`` is a setattr per field)."""
+    hit = object.__new__(Hit)
+    object.__setattr__(
+        hit,
+        "__dict__",
+        {"fact": fact, "score": score, "explanation": explanation, "relevance": relevance},
+    )
+    return hit
+
+
 @dataclass(frozen=True)
 class Hit:
     """A fact returned by a query: its score (the order of one search's hits), its relevance

@@ -15,8 +15,8 @@ MAX_KEY_CHARS = 200
 MAX_VALUE_CHARS = 4000
 MAX_SOURCE_CHARS = 500
 # Control characters other than tab and newline, which SQLite and FTS5 handle badly or not at all.
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_SINGLE_LINE_RE = re.compile(r"[\x00-\x1f\x7f]")  # and no tab or newline either
+CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+SINGLE_LINE_RE = re.compile(r"[\x00-\x1f\x7f]")  # and no tab or newline either
 
 
 def slot(name) -> str:
@@ -36,9 +36,9 @@ def text(value, what: str, limit: int, *, single_line: bool = False) -> str:
         raise InvalidInput(f"{what} must not be empty")
     if len(value) > limit:
         raise InvalidInput(f"{what} is {len(value)} characters long; the limit is {limit}")
-    bad = (_SINGLE_LINE_RE if single_line else _CONTROL_RE).search(value)  # one scan each
+    bad = (SINGLE_LINE_RE if single_line else CONTROL_RE).search(value)  # one scan each
     if bad:
-        bad = _CONTROL_RE.search(value) or bad  # a control character is named before a line break
+        bad = CONTROL_RE.search(value) or bad  # a control character is named before a line break
         raise InvalidInput(f"{what} contains a control character ({bad.group()!r})")
     if not value.isascii():  # ASCII is always valid UTF-8 (a flag CPython keeps: no scan)
         try:

@@ -98,11 +98,14 @@ def _lexical(
         ranking,
         chosen.facts,
     )
-    fact = fact_reader(rows[0].keys()) if rows else Fact.from_row
-    hits = [
-        lexical.to_hit(row, chosen, ranking, total, query.explain, keys[row["key"]], fact(row))
-        for row in rows
-    ]
+    if query.explain:
+        fact = fact_reader(rows[0].keys()) if rows else Fact.from_row
+        hits = [
+            lexical.to_hit(row, chosen, ranking, total, True, keys[row["key"]], fact(row))
+            for row in rows
+        ]
+    else:
+        hits = lexical.to_hits(rows, chosen, ranking, total, keys)
     return hits if floor is None else [hit for hit in hits if hit.relevance >= floor]
 
 

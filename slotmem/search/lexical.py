@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..records import Fact, Hit
+from ..records import Fact, Hit, fact_reader, hit_of
 from . import relevance
 from .plan import CJK, WORDS, Arm, Plan, slot_tag
 from .relevance import Calibration
@@ -244,6 +244,27 @@ def to_hit(
             ),
         )
     return Hit(fact or Fact.from_row(row), row["score"], parts, likely)
+
+
+def to_hits(
+    rows: list, plan: Plan, ranking: Ranking, total: float, keys: dict[str, float]
+) -> list[Hit]:
+    """``to_hit`` of each row without an explanation (``keys``: each row key's key match), its
+    columns read by position (a ``sqlite3.Row`` finds a name by comparing it with each of its
+    columns': four names a row cost a rare-word search more than its score)."""
+    if not rows:
+        return []
+    columns = list(rows[0].keys())
+    fact = fact_reader(columns)
+    mass, matched, specific, score = map(columns.index, ("mass", "matched", "specific", "score"))
+    likely = ranking.calibration.relevance
+    hits = []
+    for row in rows:
+        made = fact(row)
+        covered = relevance.coverage(row[mass], total)
+        chance = likely(covered, row[matched], key=keys[made.key], specific=row[specific])
+        hits.append(hit_of(made, row[score], None, chance))
+    return hits
 
 
 def fts5_idf(facts: int, df: int) -> float:

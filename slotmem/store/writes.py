@@ -6,11 +6,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import operator
 from collections.abc import Iterable, Mapping
+from itertools import compress
 
 from .. import validation
 from ..errors import InvalidInput, protected_error
-from ..records import Fact, UpsertResult, fact_of
+from ..records import Fact, UpsertResult, created
+from ..storage import items as batch_items
 from ..storage import rows
 from ..storage import tags as fact_tags
 from ..storage.tags import PROTECTED, retagged
@@ -79,38 +82,17 @@ class Writes(Core):
         result's action ``"protected"`` (the fact as it is), and the others are written."""
         now = self.clock()
         guard = PROTECTED if skip_protected else (not allow_protected)
-        checked = []
-        wanted: list[tuple[str, ...] | None] = []
-        for number, item in enumerate(items):
-            try:
-                if not ITEM_FIELDS.issuperset(item):
-                    raise InvalidInput(f"unknown field(s) {sorted(set(item) - ITEM_FIELDS)}")
-                checked.append(
-                    (
-                        *validation.fact(
-                            item["slot"],
-                            item["key"],
-                            item["value"],
-                            item.get("confidence", 1.0),
-                            item.get("source"),
-                        ),
-                        _expiry(item.get("ttl"), item.get("expires_at"), now),
-                    )
-                )
-                given = item.get("tags")
-                wanted.append(None if given is None else validation.tags(given))
-            except (KeyError, TypeError) as e:
-                raise InvalidInput(f"item {number}: needs slot, key and value ({e!r})") from None
-            except InvalidInput as e:
-                raise InvalidInput(f"item {number}: {e}") from None
-        vectors = self.semantic.prepare([item[1:3] for item in checked])
+        with _cycle_collector_paused():
+            checked, wanted = batch_items.checked(items, now)
+        vectors = self.semantic.prepare(item[1:3] for item in checked)
         with self.transaction():
             results = self._write_all(checked, now, guard=guard)
             if any(tags is not None for tags in wanted):
                 results = [
                     self._retag(result, tags, guard=guard) for result, tags in zip(results, wanted)
                 ]
-            self.semantic.write(vectors, _changed(results))
+            if vectors is not None:  # the leg on: the facts' vectors (their list costs a load)
+                self.semantic.write(vectors, _changed(results))
         return results
 
     def _retag(self, result: UpsertResult, tags: tuple[str, ...] | None, *, guard=False):
@@ -135,6 +117,8 @@ class Writes(Core):
         forms = [validation.key_form(item[1]) for item in items]
         existing = self._existing(items, forms)
         ids = _new_ids(len(items))
+        if not existing and _distinct(items, forms):
+            return self._create_all(items, forms, ids, now)
         results: list[UpsertResult] = []
         batch: list[tuple] = []
         written: set[tuple[str, str]] = set()
@@ -150,34 +134,55 @@ class Writes(Core):
                         results.append(self._write(item, now, guard=guard))
                     else:  # _new_fact and _upsert_row, written out: a bulk load's cost per fact
                         slot, key, value, confidence, source, expires = item
-                        fact = fact_of(
-                            fact_id, slot, key, value, confidence, 0, source, now, now, now, 0,
-                            None, None, expires, (),
-                        )  # fmt: skip
                         batch.append(
                             (fact_id, slot, key, value, confidence, source, now, now, now, None,
                              expires, form)
                         )  # fmt: skip
-                        results.append(UpsertResult("created", fact))
+                        results.extend(created([fact_id], [item], now))
                     written.add(pair)
         if batch:
             self.conn.executemany(rows.UPSERT_SQL, batch)
         return results
 
-    def _existing(
-        self, items: list[tuple], forms: list[str], chunk: int = 500
-    ) -> set[tuple[str, str]]:
-        """The (slot, key form) of the items' keys (``forms``: their key forms) in the file."""
-        by_slot: dict[str, list[str]] = {}
-        for item, form in zip(items, forms):
-            by_slot.setdefault(item[0], []).append(form)
+    def _create_all(
+        self, items: list[tuple], forms: list[str], ids: list[str], now: int
+    ) -> list[UpsertResult]:
+        """Every item a new key (none in the file, none twice): their rows in one executemany
+        per run of PAUSED_ITEMS, and their results (``records.created``)."""
+        results: list[UpsertResult] = []
+        for start in range(0, len(items), PAUSED_ITEMS):
+            part = slice(start, start + PAUSED_ITEMS)
+            with _cycle_collector_paused():
+                self.conn.executemany(
+                    rows.UPSERT_SQL,
+                    [
+                        (fact_id, slot, key, value, confidence, source, now, now, now, None,
+                         expires, form)
+                        for fact_id, (slot, key, value, confidence, source, expires), form
+                        in zip(ids[part], items[part], forms[part])
+                    ],
+                )  # fmt: skip
+                results += created(ids[part], items[part], now)
+        return results
+
+    def _existing(self, items: list[tuple], forms: list[str]) -> set[tuple[str, str]]:
+        """The (slot, key form) of the items' keys (``forms``: their key forms) in the file:
+        one statement per slot, the forms handed over as one JSON array."""
+        import json  # here: a read (a hook's `slotmem context`) needs none of it
+
+        slots = list(map(_SLOT, items))
         found: set[tuple[str, str]] = set()
-        for slot, slot_forms in by_slot.items():
-            for start in range(0, len(slot_forms), chunk):
-                part = slot_forms[start : start + chunk]
-                marks = ", ".join("?" * len(part))
-                sql = f"SELECT key_form FROM memory_facts WHERE slot = ? AND key_form IN ({marks})"
-                found.update((slot, form) for (form,) in self.conn.execute(sql, [slot, *part]))
+        names = set(slots)
+        for slot in names:
+            slot_forms = forms if len(names) == 1 else compress(forms, map(slot.__eq__, slots))
+            found.update(
+                (slot, form)
+                for (form,) in self.conn.execute(
+                    """SELECT key_form FROM memory_facts
+                       WHERE slot = ? AND key_form IN (SELECT value FROM json_each(?))""",
+                    (slot, json.dumps(list(slot_forms))),
+                )
+            )
         return found
 
     def _write(self, item: tuple, now: int, *, protect: bool = False, guard=False) -> UpsertResult:
@@ -370,8 +375,12 @@ def _changed(results: list[UpsertResult]) -> list[Fact]:
     return [result.fact for result in results if result.action not in ("unchanged", PROTECTED)]
 
 
-EXPIRY = ("ttl", "expires_at")
-ITEM_FIELDS = frozenset({"slot", "key", "value", "confidence", "source", "tags", *EXPIRY})
+_SLOT = operator.itemgetter(0)
+
+
+def _distinct(items: list[tuple], forms: list[str]) -> bool:
+    """No two items of one slot with one key form."""
+    return len(set(forms)) == len(items) or len(set(zip(map(_SLOT, items), forms))) == len(items)
 
 
 _expiry = validation.expiry  # shared with slotmem.pg
@@ -400,8 +409,7 @@ def _new_ids(count: int) -> list[str]:
     them, from one read of the system's random source."""
     import secrets  # here: a read (a hook's `slotmem context`) needs none of it
 
-    digits = secrets.token_hex(8 * count)
-    return [digits[i : i + 16] for i in range(0, 16 * count, 16)]
+    return secrets.token_bytes(8 * count).hex(" ", 8).split(" ") if count else []
 
 
 def _new_fact(item: tuple, now: int, protected_at: int | None = None) -> Fact:
