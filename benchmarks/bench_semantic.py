@@ -4,6 +4,7 @@
     python benchmarks/bench_semantic.py --layouts [--facts 10000]  # do shards and the helper pay?
     python benchmarks/bench_semantic.py --codecs [--facts 10000]  # int8, float16, float32 re-rank
     python benchmarks/bench_semantic.py --scan [--facts 10000]  # vec0 scans or a numpy popcount?
+    python benchmarks/bench_semantic.py --facts 1000000 --db F --build-only --threads 1  # build F
     # needs pip install 'slotmem[semantic]'; building 100k facts takes a while
     # (docs/benchmarks.md): --db keeps the built file and reuses it on the next run
 
@@ -65,8 +66,17 @@ def build(store: Store, corpus: Corpus, facts: int) -> str:
     done = [0]
 
     def progress(n: int) -> None:
-        done[0] += n
-        print(f"\r  embedded {done[0]:,} / {facts:,}", end="", file=sys.stderr, flush=True)
+        before, done[0] = done[0], done[0] + n
+        if sys.stderr.isatty():
+            print(f"\r  embedded {done[0]:,} / {facts:,}", end="", file=sys.stderr, flush=True)
+        elif before // 10_000 != done[0] // 10_000:  # a log: a line every 10,000
+            seconds = time.perf_counter() - start
+            print(
+                f"  {time.strftime('%H:%M:%S')} embedded {done[0]:,} / {facts:,} in {seconds:.0f} s"
+                f" ({done[0] / seconds:,.0f} facts/s)",
+                file=sys.stderr,
+                flush=True,
+            )
 
     report = store.semantic.reindex(progress=progress)
     seconds = time.perf_counter() - start
@@ -313,7 +323,14 @@ def main(argv=None) -> None:
     parser.add_argument("--layouts", action="store_true", help="compare vector index layouts")
     parser.add_argument("--codecs", action="store_true", help="compare stored vector precisions")
     parser.add_argument("--scan", action="store_true", help="vec0 scans against the numpy scan")
+    parser.add_argument(
+        "--build-only", action="store_true", help="build (or reuse) --db, then stop"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=0, help="onnxruntime threads (0: one a core)"
+    )
     args = parser.parse_args(argv)
+    embedders.MiniLM.threads = args.threads
     corpus = Corpus(words=english_words())
     with (
         tempfile.TemporaryDirectory() as tmp,
@@ -321,6 +338,8 @@ def main(argv=None) -> None:
     ):
         print(build(store, corpus, args.facts) + "\n")
         print(sizes(store))
+        if args.build_only:
+            return
         store.semantic.query_vector("warm up")
         queries = {
             "common": [corpus.common_query() for _ in range(args.queries)],
