@@ -18,7 +18,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from ..records import Fact, Hit, fact_reader
-from . import common, lexical, plan, relevance
+from . import common, fusion, lexical, plan, relevance
 from .lexical import Ranking
 from .plan import DocFreqs
 from .query import Query
@@ -48,10 +48,11 @@ def run(
         return _lexical(conn, query, chosen, ranking, now, freqs)
     from . import hybrid  # a lexical search needs none of it
 
-    # The question is embedded on a worker thread meanwhile (Semantic.query_vector_later): the
-    # lexical search alone, which the hybrid hits are held to (monotone) and which is the answer
+    # The question is embedded (and the signatures scanned) on a worker thread meanwhile
+    # (Semantic.query_vector_later): the lexical search alone, which the hybrid hits are held to (monotone) and which is the answer
     # when the model fails here, and the hybrid search's lexical leg run first.
-    blob = vectors.query_vector_later(query.text)
+    slots = list(query.slots) if query.slots else None
+    blob = vectors.query_vector_later(query.text, slots, fusion.DEPTH)
     chosen = plan.plan(conn, query.terms, plan.HYBRID_BUDGET, freqs) if query.terms else None
     alone = plan.plan(conn, query.terms, None, freqs) if query.terms else None
     by_words = _lexical(conn, query, alone, ranking, now, freqs)
