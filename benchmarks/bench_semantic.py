@@ -58,9 +58,16 @@ def english_words() -> list[str]:
 
 
 def build(store: Store, corpus: Corpus, facts: int) -> str:
-    if store.stats()["facts"] >= facts and store.semantic.off_reason() is None:
-        return f"reused {store.path} ({store.stats()['facts']:,} facts)"
-    store.upsert_many(corpus.facts(facts))
+    """The facts and their vectors; a file built before is reused, and one whose build was
+    stopped goes on embedding where it stopped (reindex embeds what lacks a vector)."""
+    have = store.stats()["facts"]
+    ready = have >= facts and store.semantic.off_reason() is None
+    if ready and store.semantic.status()["stale"] == 0:
+        return f"reused {store.path} ({have:,} facts)"
+    if have < facts:
+        store.upsert_many(corpus.facts(facts))
+    else:
+        corpus.facts(facts)  # the same draws: the queries that follow are the same
     store.semantic.model().embed("warm up")  # model load is not part of the figures
     start = time.perf_counter()
     done = [0]
@@ -68,11 +75,11 @@ def build(store: Store, corpus: Corpus, facts: int) -> str:
     def progress(n: int) -> None:
         before, done[0] = done[0], done[0] + n
         if sys.stderr.isatty():
-            print(f"\r  embedded {done[0]:,} / {facts:,}", end="", file=sys.stderr, flush=True)
+            print(f"\r  embedded {done[0]:,}", end="", file=sys.stderr, flush=True)
         elif before // 10_000 != done[0] // 10_000:  # a log: a line every 10,000
             seconds = time.perf_counter() - start
             print(
-                f"  {time.strftime('%H:%M:%S')} embedded {done[0]:,} / {facts:,} in {seconds:.0f} s"
+                f"  {time.strftime('%H:%M:%S')} embedded {done[0]:,} in {seconds:.0f} s"
                 f" ({done[0] / seconds:,.0f} facts/s)",
                 file=sys.stderr,
                 flush=True,
@@ -82,8 +89,8 @@ def build(store: Store, corpus: Corpus, facts: int) -> str:
     seconds = time.perf_counter() - start
     print(file=sys.stderr)
     return (
-        f"{facts:,} facts embedded and indexed in {seconds:.0f} s "
-        f"({facts / seconds:,.0f} facts/s, model {report['model']})"
+        f"{done[0]:,} facts embedded and indexed in {seconds:.0f} s "
+        f"({done[0] / seconds:,.0f} facts/s, model {report['model']})"
     )
 
 
