@@ -71,25 +71,25 @@ class Signatures:
                 for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
                     found += _nearest(
                         distances[lo:hi], self.seqs[start + lo : start + hi], per_shard
-                    )
+                    ).tolist()
             return found
         distances = _popcount(self.words, query)
-        for rows in self.shard_rows.values():
-            found += _nearest(distances[rows], self.seqs[rows], per_shard)
+        for rows in self.shard_rows.values():  # the nearest rows of the shard, then their seqs
+            found += self.seqs[_nearest(distances[rows], rows, per_shard)].tolist()
         return found
 
 
-def _nearest(distances, seqs, k: int) -> list[int]:
-    """The seqs of the ``k`` smallest distances; of equal ones at the boundary, the lowest seqs
-    (the rows are in seq order); vec0 breaks such ties its own way."""
+def _nearest(distances, seqs, k: int):
+    """The ``seqs`` (or rows) of the ``k`` smallest distances; of equal ones at the boundary,
+    the first (a slot's rows are in seq order); vec0 breaks such ties its own way."""
     import numpy as np
 
     if len(seqs) <= k:
-        return seqs.tolist()
+        return seqs
     bound = np.partition(distances, k - 1)[k - 1]
     below = np.flatnonzero(distances < bound)
     tied = np.flatnonzero(distances == bound)[: k - len(below)]
-    return seqs[np.concatenate((below, tied))].tolist()
+    return seqs[np.concatenate((below, tied))]
 
 
 CHUNK = 8192  # rows counted at a time: their XOR and bit counts stay in the CPU's cache
