@@ -18,7 +18,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from ..records import Fact, Hit, fact_reader
-from . import common, fusion, lexical, plan, relevance
+from . import common, lexical, plan, relevance
 from .lexical import Ranking
 from .plan import DocFreqs
 from .query import Query
@@ -46,7 +46,7 @@ def run(
     if vectors is None or not query.semantic or not query.text.strip():
         chosen = plan.plan(conn, query.terms, None, freqs) if query.terms else None
         return _lexical(conn, query, chosen, ranking, now, freqs)
-    from . import hybrid  # a lexical search needs none of it
+    from . import fusion, hybrid  # a lexical search needs none of them
 
     # The question is embedded (and the signatures scanned) on a worker thread meanwhile
     # (Semantic.query_vector_later): the lexical search alone, which the hybrid hits are held to (monotone) and which is the answer
