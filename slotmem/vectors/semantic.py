@@ -58,7 +58,7 @@ def _has_numpy() -> bool:
 
 def spare_core() -> bool:
     """Is a core free for a search's worker thread: more than one, and a load average (over
-    the last minute) of at most their number less one? On a busy machine a second thread only adds
+    the last minute) below their number less one? On a busy machine a second thread only adds
     the wait for its turn (docs/benchmarks.md, "Hybrid search on two threads")."""
     cores = os.cpu_count() or 1
     loadavg = getattr(os, "getloadavg", None)  # not on Windows
