@@ -99,9 +99,7 @@ def test_hybrid_finds_a_paraphrase_lexical_cannot(mem):
 
 def test_the_question_is_embedded_while_the_lexical_search_runs(mem, monkeypatch):
     from slotmem.search import lexical
-    from slotmem.vectors import semantic
 
-    monkeypatch.setattr(semantic, "spare_core", lambda: True)
     searched, seen = threading.Event(), []
     search, embed_batch = lexical.search, FakeEmbeddings.embed_batch
 
@@ -121,48 +119,7 @@ def test_the_question_is_embedded_while_the_lexical_search_runs(mem, monkeypatch
     assert keys == ["stack", "deploy.schedule"]  # the words' hit first, the meaning's next
 
 
-def test_without_a_spare_core_the_question_is_embedded_in_line(mem, monkeypatch):
-    from slotmem.vectors import semantic
-
-    monkeypatch.setattr(semantic, "spare_core", lambda: False)
-    where, embed_batch = [], FakeEmbeddings.embed_batch
-
-    def embedding(self, items):
-        where.append(threading.current_thread() is threading.main_thread())
-        return embed_batch(self, items)
-
-    monkeypatch.setattr(FakeEmbeddings, "embed_batch", embedding)
-    keys = [hit.fact.key for hit in mem.query_facts("When do we ship PostgreSQL?")]
-    assert where == [True] and keys == ["stack", "deploy.schedule"]
-    mem.semantic.forget_query_vectors()
-    monkeypatch.setattr(semantic, "spare_core", lambda: True)
-    assert [hit.fact.key for hit in mem.query_facts("When do we ship PostgreSQL?")] == keys
-    assert where == [True, False]
-
-
-@pytest.mark.parametrize(
-    ("cores", "load", "spare"),
-    [
-        (2, 0.4, True),
-        (2, 1.0, True),
-        (2, 1.5, False),
-        (8, 6.9, True),
-        (8, 7.5, False),
-        (1, 0, False),
-    ],
-)
-def test_a_spare_core_is_one_the_load_average_leaves_free(monkeypatch, cores, load, spare):
-    from slotmem.vectors import semantic
-
-    monkeypatch.setattr(os, "cpu_count", lambda: cores)
-    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
-    assert semantic.spare_core() is spare
-
-
 def test_searches_of_two_threads_embed_their_questions_side_by_side(mem, monkeypatch):
-    from slotmem.vectors import semantic
-
-    monkeypatch.setattr(semantic, "spare_core", lambda: True)
     both = threading.Barrier(2, timeout=10)  # one worker thread for both would wait in vain
     met, embed_batch = [], FakeEmbeddings.embed_batch
 

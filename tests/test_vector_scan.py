@@ -234,10 +234,7 @@ def test_the_worker_scans_the_fresh_copy_and_leaves_a_stale_one_to_the_search(st
     """A hybrid search's worker embeds the question and, when the copy in memory is fresh,
     finds the kNN's candidates too; a stale copy is left to knn, which counts the search
     towards reading it again as before (docs/semantic.md)."""
-    from slotmem.vectors import semantic as module
-
     monkeypatch.setattr(index, "READ_AFTER", READ_AFTER)
-    monkeypatch.setattr(module, "spare_core", lambda: True)
     seeded(store, facts=60)
     text = "zebra zebra quartz"
     semantic, vectors = store.semantic, store.semantic.index

@@ -56,20 +56,6 @@ def _has_numpy() -> bool:
     return True
 
 
-def spare_core() -> bool:
-    """Is a core free for a search's worker thread: more than one, and a load average (over
-    the last minute) below their number less one? On a busy machine a second thread only adds
-    the wait for its turn (docs/benchmarks.md, "Hybrid search on two threads")."""
-    cores = os.cpu_count() or 1
-    loadavg = getattr(os, "getloadavg", None)  # not on Windows
-    if cores < 2 or loadavg is None:
-        return cores >= 2
-    try:
-        return loadavg()[0] <= cores - 1
-    except OSError:
-        return True
-
-
 def content_hash(text: str) -> int:
     """The first 6 bytes of the text's sha256, as a signed integer (6 bytes in a row)."""
     import hashlib  # here: a lexical read hashes nothing
@@ -400,13 +386,6 @@ class Semantic:
             blob, error = found
             if error:
                 self._warn_once(f"searches stay full-text: {error}")
-            return lambda: (blob, None)
-        if not spare_core():  # the worker would wait for a core, and this thread for it
-            try:
-                blob = self._remember(text, found())
-            except SlotmemError as e:
-                self._warn_once(f"searches stay full-text: {e}")
-                blob = None
             return lambda: (blob, None)
         embed, size = found, 4 * (self.dimensions() or 0)
         scan_copy = self.index.scanner(slots, k, fresh=True) if k else None
