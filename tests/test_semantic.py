@@ -119,33 +119,6 @@ def test_the_question_is_embedded_while_the_lexical_search_runs(mem, monkeypatch
     assert keys == ["stack", "deploy.schedule"]  # the words' hit first, the meaning's next
 
 
-def test_searches_of_two_threads_embed_their_questions_side_by_side(mem, monkeypatch):
-    both = threading.Barrier(2, timeout=10)  # one worker thread for both would wait in vain
-    met, embed_batch = [], FakeEmbeddings.embed_batch
-
-    def embedding(self, items):
-        try:
-            both.wait()
-            met.append(True)
-        except threading.BrokenBarrierError:
-            met.append(False)
-        return embed_batch(self, items)
-
-    monkeypatch.setattr(FakeEmbeddings, "embed_batch", embedding)
-    found = {}
-
-    def search(text):
-        found[text] = [hit.fact.key for hit in mem.query_facts(text)]
-
-    threads = [threading.Thread(target=search, args=(t,)) for t in ("ship?", "What to drink?")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert met == [True, True]
-    assert found["ship?"][0] == "deploy.schedule" and found["What to drink?"][0] == "drinks"
-
-
 def test_a_question_is_embedded_once_per_model(mem, monkeypatch):
     from slotmem.vectors import semantic
 

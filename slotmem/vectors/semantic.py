@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 
 
 RECENT_QUERIES = 64  # query vectors remembered (oldest out first)
-QUESTION_THREADS = 4  # questions embedded at once, at most (one per searching thread)
 MAX_QUERY_CHARS = 4000
 BACKFILL = 32  # facts without a vector embedded, at most, before a search (see ``backfill``)
 NO_VECTOR = (
@@ -447,15 +446,12 @@ class Semantic:
         return blob
 
     def _worker(self) -> ThreadPoolExecutor:
-        """The threads that embed questions (a fork has none of its parent's): up to
-        ``QUESTION_THREADS``, so that searches of several threads embed side by side as they
-        did in line; one thread searching uses one."""
+        """The thread that embeds questions (one per process: a fork has none)."""
         with self._lock:
             if self._pool is None or self._pool[0] != os.getpid():
                 from concurrent.futures import ThreadPoolExecutor  # a lexical search needs none
 
-                pool = ThreadPoolExecutor(QUESTION_THREADS, thread_name_prefix="slotmem-embed")
-                self._pool = os.getpid(), pool
+                self._pool = os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="slotmem-embed")
             return self._pool[1]
 
     def _warn_once(self, message: str) -> None:
