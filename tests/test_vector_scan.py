@@ -228,30 +228,3 @@ def test_a_closed_store_lets_its_signatures_go_and_reads_them_again(store):
     assert store.semantic.index._signatures is None
     assert store.semantic.knn(blob, None, 5) == expected  # a closed store reopens
     assert store.semantic.index._signatures is not None
-
-
-def test_the_worker_scans_the_fresh_copy_and_leaves_a_stale_one_to_the_search(store, monkeypatch):
-    """A hybrid search's worker embeds the question and, when the copy in memory is fresh,
-    finds the kNN's candidates too; a stale copy is left to knn, which counts the search
-    towards reading it again as before (docs/semantic.md)."""
-    monkeypatch.setattr(index, "READ_AFTER", READ_AFTER)
-    seeded(store, facts=60)
-    text = "zebra zebra quartz"
-    semantic, vectors = store.semantic, store.semantic.index
-    blob = semantic.query_vector(text)
-    for slots in (None, ["user"]):
-        semantic.forget_query_vectors()
-        assert semantic.query_vector_later(text, slots, 64)() == (blob, None)  # no copy yet
-    assert vectors._signatures is None and vectors._waited == 0
-    for _ in range(READ_AFTER + 1):
-        semantic.knn(blob, None, 64)
-    assert vectors._signatures is not None
-    for slots in (None, ["user"]):
-        semantic.forget_query_vectors()
-        found, candidates = semantic.query_vector_later(text, slots, 64)()
-        assert found == blob and candidates == vectors.candidates(blob, slots, 64)
-        assert semantic.knn(blob, slots, 64, candidates) == semantic.knn(blob, slots, 64)
-    store.upsert("user", "new", "zebra zebra quartz")  # the copy is stale: not counted here
-    semantic.forget_query_vectors()
-    assert semantic.query_vector_later(text, None, 64)()[1] is None
-    assert vectors._waited == 0

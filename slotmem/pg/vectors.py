@@ -331,17 +331,13 @@ class PgVectors(Semantic):
                 found.extend(row["fact_seq"] for row in rows)
         return found
 
-    def knn(
-        self, blob: bytes, slots: list[str] | None, k: int, candidates: list[int] | None = None
-    ) -> list[tuple[int, float]]:
-        """The ``k`` nearest facts by cosine distance, best first: the index's candidates (or
-        ``candidates``) re-ranked by their stored vectors (equal distances: the older fact
-        first, as the file's)."""
+    def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]:
+        """The ``k`` nearest facts by cosine distance, best first: the index's candidates
+        re-ranked by their stored vectors (equal distances: the older fact first, as the
+        file's)."""
         if not self.has_index():
             return []
-        if candidates is None:
-            candidates = self.candidates(blob, slots, k)
-        candidates = sorted(set(candidates))
+        candidates = sorted(set(self.candidates(blob, slots, k)))
         ranked = sorted(
             self.distances(blob, candidates).items(), key=lambda item: (item[1], item[0])
         )

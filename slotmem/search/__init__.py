@@ -48,11 +48,10 @@ def run(
         return _lexical(conn, query, chosen, ranking, now, freqs)
     from . import fusion, hybrid  # a lexical search needs none of them
 
-    # The question is embedded (and the signatures scanned) on a worker thread meanwhile
-    # (Semantic.query_vector_later): the lexical search alone, which the hybrid hits are held to (monotone) and which is the answer
+    # The question is embedded on a worker thread meanwhile (Semantic.query_vector_later): the
+    # lexical search alone, which the hybrid hits are held to (monotone) and which is the answer
     # when the model fails here, and the hybrid search's lexical leg run first.
-    slots = list(query.slots) if query.slots else None
-    blob = vectors.query_vector_later(query.text, slots, fusion.DEPTH)
+    blob = vectors.query_vector_later(query.text)
     chosen = plan.plan(conn, query.terms, plan.HYBRID_BUDGET, freqs) if query.terms else None
     alone = plan.plan(conn, query.terms, None, freqs) if query.terms else None
     by_words = _lexical(conn, query, alone, ranking, now, freqs)

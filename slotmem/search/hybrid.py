@@ -27,13 +27,9 @@ class VectorLeg(Protocol):
 
     def query_vector(self, text: str) -> bytes | None: ...
 
-    def query_vector_later(
-        self, text: str, slots: list[str] | None, k: int
-    ) -> Callable[[], tuple[bytes | None, list[int] | None]]: ...
+    def query_vector_later(self, text: str) -> Callable[[], bytes | None]: ...
 
-    def knn(
-        self, blob: bytes, slots: list[str] | None, k: int, candidates: list[int] | None = None
-    ) -> list[tuple[int, float]]: ...
+    def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]: ...
 
     def distances(self, blob: bytes, seqs: list[int]) -> dict[int, float]: ...
 
@@ -42,7 +38,7 @@ def search(
     conn,
     query: Query,
     plan: Plan | None,
-    vector: Callable[[], tuple[bytes | None, list[int] | None]],
+    vector: Callable[[], bytes | None],
     *,
     ranking: Ranking,
     now: int,
@@ -50,9 +46,8 @@ def search(
     freqs: DocFreqs | None = None,
 ) -> list[Hit] | None:
     """Both legs' best ``fusion.DEPTH`` candidates for the query (``plan``: its lexical terms,
-    None when none can match; ``vector()``: its vector and maybe its kNN candidates, asked for
-    once the lexical leg has run), fused, best first; None when the question has no vector (the
-    model failed here)."""
+    None when none can match; ``vector()``: its vector, asked for once the lexical leg has run),
+    fused, best first; None when the question has no vector (the model failed here)."""
     slots = list(query.slots) if query.slots else None
     rows = []
     if plan:
@@ -69,10 +64,10 @@ def search(
             until=query.until,
             tags=query.tags,
         )
-    blob, candidates = vector()
+    blob = vector()
     if blob is None:
         return None
-    neighbours = vectors.knn(blob, slots, fusion.DEPTH, candidates)
+    neighbours = vectors.knn(blob, slots, fusion.DEPTH)
     facts = {row["seq"]: row for row in rows}
     distance = dict(neighbours)
     distance.update(vectors.distances(blob, [seq for seq in facts if seq not in distance]))

@@ -126,53 +126,30 @@ class VectorIndex:
     def candidates(self, blob: bytes, slots: list[str] | None, k: int) -> list[int]:
         """The seqs of the nearest signatures: at least ``simhash.CANDIDATES`` (or ``k``) per
         slot, spread evenly over the shards."""
-        scan_copy = self.scanner(slots, k)
-        if scan_copy is not None:
-            return scan_copy(blob)
+        k = max(1, min(int(k), MAX_K))
         [signature] = simhash.signatures([blob], len(blob) // 4)
+        per_shard = min(-(-max(k, simhash.CANDIDATES) // self.shards), MAX_K)
         sql = (
             f"SELECT fact_seq FROM {VEC_TABLE} WHERE {simhash.VERSION} MATCH vec_bit(?) "
             "AND k = ? AND shard = ?"
         )
-        per_shard = self._per_shard(k)
+        conn = self.connection()
+        if self.in_memory and not conn.in_transaction:  # a transaction's writes are in vec0
+            signatures = self.signatures(conn, patience=READ_AFTER)
+            if signatures is not None:
+                return signatures.candidates(signature, slots, per_shard, self.shards)
         partitions: list[tuple] = [(shard,) for shard in range(self.shards)]
         if slots:
             sql += " AND slot = ?"
             partitions = [(shard, slot) for slot in slots for shard in range(self.shards)]
         return self._scan([(sql, (signature, per_shard, *partition)) for partition in partitions])
 
-    def scanner(
-        self, slots: list[str] | None, k: int, *, fresh: bool = False
-    ) -> Callable[[bytes], list[int]] | None:
-        """``candidates`` of a vector yet to come, as a call that any thread may make (it reads
-        the signatures in memory, no connection): a search scans while its lexical legs run.
-        None when this search would scan vec0 (on this thread's connection); ``fresh``: also
-        when the copy in memory is missing or stale (and that search is not counted: see
-        ``signatures``)."""
-        conn = self.connection()
-        if not self.in_memory or conn.in_transaction:  # a transaction's writes are in vec0
-            return None
-        signatures = self.signatures(conn, patience=READ_AFTER, fresh=fresh)
-        if signatures is None:
-            return None
-        per_shard, shards = self._per_shard(k), self.shards
-
-        def scan_copy(blob: bytes) -> list[int]:
-            [signature] = simhash.signatures([blob], len(blob) // 4)
-            return signatures.candidates(signature, slots, per_shard, shards)
-
-        return scan_copy
-
-    def _per_shard(self, k: int) -> int:
-        k = max(1, min(int(k), MAX_K))
-        return min(-(-max(k, simhash.CANDIDATES) // self.shards), MAX_K)
-
     def _wrote(self) -> None:
         """This thread's connection changed the index: its next search reads it again (whether
         the transaction commits or not). Other connections learn of it by PRAGMA data_version."""
         self._seen.dirty = True
 
-    def signatures(self, conn, *, patience: int = 0, fresh: bool = False) -> scan.Signatures | None:
+    def signatures(self, conn, *, patience: int = 0) -> scan.Signatures | None:
         """The index's signatures in memory, read again when they may have changed since this
         thread's connection last looked: another connection (of any process) committed since
         (``PRAGMA data_version``), this one wrote to the index, or this thread's connection is
@@ -181,8 +158,7 @@ class VectorIndex:
 
         None (scan vec0) while the copy is missing or stale and fewer than ``patience``
         searches have asked since: reading it costs about ten vec0 scans, so a process that
-        searches a few times between writes scans vec0 as before. ``fresh``: None while the
-        copy is missing or stale, without counting the search or reading the copy."""
+        searches a few times between writes scans vec0 as before."""
         version = conn.execute("PRAGMA data_version").fetchone()[0]
         seen = self._seen
         with self._lock:
@@ -192,8 +168,6 @@ class VectorIndex:
                 or seen.version != version
                 or getattr(seen, "dirty", False)
             ):
-                if fresh:
-                    return None
                 self._waited += 1
                 if self._waited <= patience:
                     return None

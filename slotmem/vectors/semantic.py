@@ -366,45 +366,29 @@ class Semantic:
         except SlotmemError as e:
             return None, str(e)
 
-    def query_vector_later(
-        self, text: str, slots: list[str] | None = None, k: int | None = None
-    ) -> Callable[[], tuple[bytes | None, list[int] | None]]:
+    def query_vector_later(self, text: str) -> Callable[[], bytes | None]:
         """``query_vector``, the question embedded on a worker thread meanwhile: the call
-        returned gives its vector (waiting for it), and with ``k`` the candidates of
-        ``knn(vector, slots, k)`` when the worker could scan the signatures in memory as well
-        (else None: ``knn`` finds them). A hybrid search runs its lexical legs meanwhile
-        (onnxruntime and numpy let go of the GIL), so a second core, when there is one, does
-        the embedding's and the scan's work. What this thread's connection is asked (the file's
-        model, its size, whether the copy of the signatures is fresh) is asked here, before and
-        after: the worker only embeds and scans."""
+        returned gives its vector (waiting for it). A hybrid search runs its lexical legs while
+        the model runs (onnxruntime lets go of the GIL), so a second core, when there is one,
+        does the embedding's work. What this thread's connection is asked (the file's model,
+        its size) is asked here, before and after: the worker only embeds."""
         text = " ".join(str(text).split())[:MAX_QUERY_CHARS]
         if not text:
-            return lambda: (None, None)
+            return lambda: None
         found = self._known(text)
         if not callable(found):
             blob, error = found
             if error:
                 self._warn_once(f"searches stay full-text: {error}")
-            return lambda: (blob, None)
-        embed, size = found, 4 * (self.dimensions() or 0)
-        scan_copy = self.index.scanner(slots, k, fresh=True) if k else None
+            return lambda: blob
+        future = self._worker().submit(found)
 
-        def work() -> tuple[tuple[str, bytes | None], list[int] | None]:
-            embedded = embed()
-            blob = embedded[1]
-            if scan_copy is None or blob is None or len(blob) != size:
-                return embedded, None
-            return embedded, scan_copy(blob)
-
-        future = self._worker().submit(work)
-
-        def result() -> tuple[bytes | None, list[int] | None]:
+        def result() -> bytes | None:
             try:
-                embedded, candidates = future.result()
-                return self._remember(text, embedded), candidates
+                return self._remember(text, future.result())
             except SlotmemError as e:
                 self._warn_once(f"searches stay full-text: {e}")
-                return None, None
+                return None
 
         return result
 
@@ -469,14 +453,10 @@ class Semantic:
         with self._lock:
             self._queries.clear()
 
-    def knn(
-        self, blob: bytes, slots: list[str] | None, k: int, candidates: list[int] | None = None
-    ) -> list[tuple[int, float]]:
+    def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]:
         """The ``k`` nearest facts by cosine distance, best first: the index's candidates
-        (``candidates``, when ``query_vector_later`` found them) re-ranked by their stored
-        vectors."""
-        if candidates is None:
-            candidates = self.index.candidates(blob, slots, k)
+        re-ranked by their stored vectors."""
+        candidates = self.index.candidates(blob, slots, k)
         ranked = sorted(
             self.distances(blob, candidates).items(), key=lambda item: (item[1], item[0])
         )
