@@ -4,7 +4,6 @@ import hashlib
 import os
 import subprocess
 import sys
-import threading
 import time
 
 import llm
@@ -95,56 +94,6 @@ def test_hybrid_finds_a_paraphrase_lexical_cannot(mem):
     assert parts["semantic_rank"] == 1 and parts["lexical_rank"] is None and parts["distance"] < 1
     assert hits[0].score == parts["fused"] <= 1
     assert hits[0].fact.access_count == 1
-
-
-def test_the_question_is_embedded_while_the_lexical_search_runs(mem, monkeypatch):
-    from slotmem.search import lexical
-
-    searched, seen = threading.Event(), []
-    search, embed_batch = lexical.search, FakeEmbeddings.embed_batch
-
-    def searching(*args, **options):
-        searched.set()
-        return search(*args, **options)
-
-    def embedding(self, items):
-        # another thread, and the lexical search began meanwhile (in line it would not have)
-        seen.append((threading.current_thread() is not threading.main_thread(), searched.wait(10)))
-        return embed_batch(self, items)
-
-    monkeypatch.setattr(lexical, "search", searching)
-    monkeypatch.setattr(FakeEmbeddings, "embed_batch", embedding)
-    keys = [hit.fact.key for hit in mem.query_facts("When do we ship PostgreSQL?")]
-    assert seen == [(True, True)]
-    assert keys == ["stack", "deploy.schedule"]  # the words' hit first, the meaning's next
-
-
-def test_a_question_is_embedded_once_per_model(mem, monkeypatch):
-    from slotmem.vectors import semantic
-
-    asked = []
-    embed_batch = FakeEmbeddings.embed_batch
-
-    def counting(self, items):
-        items = list(items)
-        asked.extend((self.model_id, item) for item in items)
-        return embed_batch(self, items)
-
-    monkeypatch.setattr(FakeEmbeddings, "embed_batch", counting)
-    first = mem.query_facts("When do we ship?")
-    again = mem.query_facts("When do we ship?")
-    assert [hit.fact.key for hit in again] == [hit.fact.key for hit in first]
-    assert len(asked) == 1 and asked[0][0] == "fake-64"
-    assert len(mem.semantic.query_vector("When do we ship?")) == 4 * 64  # still remembered
-    mem.semantic.reindex("fake-32")
-    asked.clear()
-    assert len(mem.semantic.query_vector("When do we ship?")) == 4 * 32  # the new model's
-    assert [model for model, _ in asked] == ["fake-32"]
-    for i in range(semantic.RECENT_QUERIES):  # the oldest question is forgotten
-        mem.semantic.query_vector(f"question {i}")
-    asked.clear()
-    mem.semantic.query_vector("When do we ship?")
-    assert [model for model, _ in asked] == ["fake-32"]
 
 
 def test_hybrid_keeps_lexical_hits_and_slot_filter(mem):

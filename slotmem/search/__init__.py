@@ -43,22 +43,20 @@ def run(
     searches. Reads only: access tracking is the caller's."""
     if query.slots == ():
         return []
-    if vectors is None or not query.semantic or not query.text.strip():
-        chosen = plan.plan(conn, query.terms, None, freqs) if query.terms else None
-        return _lexical(conn, query, chosen, ranking, now, freqs)
-    from . import fusion, hybrid  # a lexical search needs none of them
+    blob = None
+    if vectors is not None and query.semantic and query.text.strip():
+        blob = vectors.query_vector(query.text)  # None: the model failed here; lexical only
+    budget = plan.HYBRID_BUDGET if blob is not None else None
+    chosen = plan.plan(conn, query.terms, budget, freqs) if query.terms else None
+    if blob is not None and vectors is not None:
+        from . import hybrid  # a lexical search needs none of it
 
-    # The question is embedded on a worker thread meanwhile (Semantic.query_vector_later): the
-    # lexical search alone, which the hybrid hits are held to (monotone) and which is the answer
-    # when the model fails here, and the hybrid search's lexical leg run first.
-    blob = vectors.query_vector_later(query.text)
-    chosen = plan.plan(conn, query.terms, plan.HYBRID_BUDGET, freqs) if query.terms else None
-    alone = plan.plan(conn, query.terms, None, freqs) if query.terms else None
-    by_words = _lexical(conn, query, alone, ranking, now, freqs)
-    hits = hybrid.search(
-        conn, query, chosen, blob, ranking=ranking, now=now, vectors=vectors, freqs=freqs
-    )
-    return by_words if hits is None else monotone(hits, by_words, query)
+        hits = hybrid.search(
+            conn, query, chosen, blob, ranking=ranking, now=now, vectors=vectors, freqs=freqs
+        )
+        alone = plan.plan(conn, query.terms, None, freqs) if query.terms else None
+        return monotone(hits, _lexical(conn, query, alone, ranking, now, freqs), query)
+    return _lexical(conn, query, chosen, ranking, now, freqs)
 
 
 def _lexical(

@@ -3,16 +3,13 @@
 
 The lexical leg scores matched terms as present (tf = 1), without bm25: the fusion reads a
 candidate's coverage, not its bm25 score, and bm25 on a ``detail=none`` index re-reads each
-matched fact's text. The question is embedded on a worker thread meanwhile
-(``VectorLeg.query_vector_later``): ``search.run`` runs the lexical search alone and this
-search's lexical leg first, and only then asks for the vector. onnxruntime lets go of the GIL,
-so on a machine with a spare core (or a share of a loaded one) the two overlap: 0.71x the wall
-time of a rare-word search at 100k facts, the same CPU (docs/benchmarks.md).
+matched fact's text. The question is embedded first, in line: onnxruntime already uses every
+core, so embedding it on a worker thread while the lexical leg runs gains nothing on a small
+machine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Protocol
 
 from ..records import Fact, Hit
@@ -27,8 +24,6 @@ class VectorLeg(Protocol):
 
     def query_vector(self, text: str) -> bytes | None: ...
 
-    def query_vector_later(self, text: str) -> Callable[[], bytes | None]: ...
-
     def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]: ...
 
     def distances(self, blob: bytes, seqs: list[int]) -> dict[int, float]: ...
@@ -38,16 +33,15 @@ def search(
     conn,
     query: Query,
     plan: Plan | None,
-    vector: Callable[[], bytes | None],
+    blob: bytes,
     *,
     ranking: Ranking,
     now: int,
     vectors: VectorLeg,
     freqs: DocFreqs | None = None,
-) -> list[Hit] | None:
+) -> list[Hit]:
     """Both legs' best ``fusion.DEPTH`` candidates for the query (``plan``: its lexical terms,
-    None when none can match; ``vector()``: its vector, asked for once the lexical leg has run),
-    fused, best first; None when the question has no vector (the model failed here)."""
+    None when none can match; ``blob``: its vector), fused, best first."""
     slots = list(query.slots) if query.slots else None
     rows = []
     if plan:
@@ -64,9 +58,6 @@ def search(
             until=query.until,
             tags=query.tags,
         )
-    blob = vector()
-    if blob is None:
-        return None
     neighbours = vectors.knn(blob, slots, fusion.DEPTH)
     facts = {row["seq"]: row for row in rows}
     distance = dict(neighbours)

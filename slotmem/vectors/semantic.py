@@ -11,7 +11,6 @@ Store.
 from __future__ import annotations
 
 import functools
-import os
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -24,8 +23,6 @@ from ..storage import forks
 from ..storage.db import Connections, transaction
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
-
     from .index import VectorIndex
 
 
@@ -92,14 +89,12 @@ class Semantic:
         self._queries: dict[tuple[str, str], bytes | None] = {}  # recent query vectors
         self._warned: set[str] = set()
         self._lock = threading.Lock()
-        self._pool: tuple[int, ThreadPoolExecutor] | None = None  # (pid, pool): see _worker
         self._checked = 0  # every fact up to this seq has a vector of the file's model
         self._refs: dict[tuple[str, int], int] = {}  # (model, dimensions) -> its row's id
         forks.register(self._after_fork)
 
     def _after_fork(self) -> None:
         self._lock = threading.Lock()  # another thread of the parent may have held it
-        self._pool = None  # its thread is the parent's
 
     @functools.cached_property
     def index(self) -> VectorIndex:
@@ -358,85 +353,27 @@ class Semantic:
         return self._embed_query("doctor's probe")[1]
 
     def _embed_query(self, text: str) -> tuple[bytes | None, str | None]:
-        found = self._known(text)
-        if not callable(found):
-            return found
-        try:
-            return self._remember(text, found()), None
-        except SlotmemError as e:
-            return None, str(e)
-
-    def query_vector_later(self, text: str) -> Callable[[], bytes | None]:
-        """``query_vector``, the question embedded on a worker thread meanwhile: the call
-        returned gives its vector (waiting for it). A hybrid search runs its lexical legs while
-        the model runs (onnxruntime lets go of the GIL), so a second core, when there is one,
-        does the embedding's work. What this thread's connection is asked (the file's model,
-        its size) is asked here, before and after: the worker only embeds."""
-        text = " ".join(str(text).split())[:MAX_QUERY_CHARS]
-        if not text:
-            return lambda: None
-        found = self._known(text)
-        if not callable(found):
-            blob, error = found
-            if error:
-                self._warn_once(f"searches stay full-text: {error}")
-            return lambda: blob
-        future = self._worker().submit(found)
-
-        def result() -> bytes | None:
-            try:
-                return self._remember(text, future.result())
-            except SlotmemError as e:
-                self._warn_once(f"searches stay full-text: {e}")
-                return None
-
-        return result
-
-    def _known(self, text: str):
-        """(blob, error) when the question's vector is known (remembered, or the model cannot
-        load), else the call that embeds it (it touches no connection: any thread may run it;
-        it raises SlotmemError)."""
         try:
             model = self.model()
+            key = (model.model_id, text)  # context contributors ask each slot the same
+            if key in self._queries:
+                return self._queries[key], None
+            from . import texts
+
+            [blob] = embedders().embed(model, [texts.question(model.model_id, text)], question=True)
         except SlotmemError as e:
             return None, str(e)
-        key = (model.model_id, text)  # context contributors ask each slot the same
-        if key in self._queries:
-            return self._queries[key], None
-        from . import texts
-
-        question = texts.question(model.model_id, text)
-
-        def embed() -> tuple[str, bytes | None]:
-            [blob] = embedders().embed(model, [question], question=True)
-            return model.model_id, blob
-
-        return embed
-
-    def _remember(self, text: str, embedded: tuple[str, bytes | None]) -> bytes | None:
-        """The embedded question's vector, remembered; SlotmemError when its size is not the
-        file's."""
-        model_id, blob = embedded
         dimensions = self.dimensions()
         if blob is not None and len(blob) != 4 * (dimensions or 0):
-            raise SlotmemError(
-                f"{model_id!r} gave {len(blob) // 4} dimensions here, the file's vectors "
+            return None, (
+                f"{model.model_id!r} gave {len(blob) // 4} dimensions here, the file's vectors "
                 f"have {dimensions}; run 'slotmem reindex'"
             )
         with self._lock:
             if len(self._queries) >= RECENT_QUERIES:
                 self._queries.pop(next(iter(self._queries)))
-            self._queries[(model_id, text)] = blob
-        return blob
-
-    def _worker(self) -> ThreadPoolExecutor:
-        """The thread that embeds questions (one per process: a fork has none)."""
-        with self._lock:
-            if self._pool is None or self._pool[0] != os.getpid():
-                from concurrent.futures import ThreadPoolExecutor  # a lexical search needs none
-
-                self._pool = os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="slotmem-embed")
-            return self._pool[1]
+            self._queries[key] = blob
+        return blob, None
 
     def _warn_once(self, message: str) -> None:
         """Log a degradation once per process, not once per search."""
@@ -518,9 +455,6 @@ class Semantic:
         return [seq for seq, _ in found], codec.decode_many([v for _, v in found], dimensions)
 
     def close(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool and pool[0] == os.getpid():
-            pool[1].shutdown()
         if "index" in self.__dict__:  # made by a first use
             self.index.close()
 
