@@ -4,6 +4,7 @@
     python benchmarks/bench_semantic.py --layouts [--facts 10000]  # do shards and the helper pay?
     python benchmarks/bench_semantic.py --codecs [--facts 10000]  # int8, float16, float32 re-rank
     python benchmarks/bench_semantic.py --scan [--facts 10000]  # vec0 scans or a numpy popcount?
+    python benchmarks/bench_semantic.py --facts 1000000 --db F --build-only --threads 1  # build F
     # needs pip install 'slotmem[semantic]'; building 100k facts takes a while
     # (docs/benchmarks.md): --db keeps the built file and reuses it on the next run
 
@@ -57,34 +58,54 @@ def english_words() -> list[str]:
 
 
 def build(store: Store, corpus: Corpus, facts: int) -> str:
-    if store.stats()["facts"] >= facts and store.semantic.off_reason() is None:
-        return f"reused {store.path} ({store.stats()['facts']:,} facts)"
-    store.upsert_many(corpus.facts(facts))
+    """The facts and their vectors; a file built before is reused, and one whose build was
+    stopped goes on embedding where it stopped (reindex embeds what lacks a vector)."""
+    have = store.stats()["facts"]
+    ready = have >= facts and store.semantic.off_reason() is None
+    if ready and store.semantic.status()["stale"] == 0:
+        return f"reused {store.path} ({have:,} facts)"
+    if have < facts:
+        store.upsert_many(corpus.facts(facts))
+    else:
+        corpus.facts(facts)  # the same draws: the queries that follow are the same
     store.semantic.model().embed("warm up")  # model load is not part of the figures
     start = time.perf_counter()
     done = [0]
 
     def progress(n: int) -> None:
-        done[0] += n
-        print(f"\r  embedded {done[0]:,} / {facts:,}", end="", file=sys.stderr, flush=True)
+        before, done[0] = done[0], done[0] + n
+        if sys.stderr.isatty():
+            print(f"\r  embedded {done[0]:,}", end="", file=sys.stderr, flush=True)
+        elif before // 10_000 != done[0] // 10_000:  # a log: a line every 10,000
+            seconds = time.perf_counter() - start
+            print(
+                f"  {time.strftime('%H:%M:%S')} embedded {done[0]:,} in {seconds:.0f} s"
+                f" ({done[0] / seconds:,.0f} facts/s)",
+                file=sys.stderr,
+                flush=True,
+            )
 
     report = store.semantic.reindex(progress=progress)
     seconds = time.perf_counter() - start
     print(file=sys.stderr)
     return (
-        f"{facts:,} facts embedded and indexed in {seconds:.0f} s "
-        f"({facts / seconds:,.0f} facts/s, model {report['model']})"
+        f"{done[0]:,} facts embedded and indexed in {seconds:.0f} s "
+        f"({done[0] / seconds:,.0f} facts/s, model {report['model']})"
     )
 
 
-def timed(store: Store, texts: list[str], **options) -> tuple[float, float]:
+def timed(store: Store, texts: list[str], **options) -> tuple[float, ...]:
+    """p50 and p95 of the wall time, of the process's CPU time (every thread's) and of the
+    calling thread's CPU time, in ms."""
     store.semantic.forget_query_vectors()  # every question embedded afresh, as a new one would be
-    samples = []
+    walls, cpus, threads = [], [], []
     for text in texts:
-        start = time.perf_counter()
+        start, cpu, thread = time.perf_counter(), time.process_time(), time.thread_time()
         store.query_facts(text, track_access=False, **options)
-        samples.append(time.perf_counter() - start)
-    return percentiles(samples)
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu)
+        threads.append(time.thread_time() - thread)
+    return (*percentiles(walls), *percentiles(cpus), *percentiles(threads))
 
 
 def vector_recall(store: Store, texts: list[str], slots: list[str] | None, k: int = 10) -> float:
@@ -313,7 +334,14 @@ def main(argv=None) -> None:
     parser.add_argument("--layouts", action="store_true", help="compare vector index layouts")
     parser.add_argument("--codecs", action="store_true", help="compare stored vector precisions")
     parser.add_argument("--scan", action="store_true", help="vec0 scans against the numpy scan")
+    parser.add_argument(
+        "--build-only", action="store_true", help="build (or reuse) --db, then stop"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=0, help="onnxruntime threads (0: one a core)"
+    )
     args = parser.parse_args(argv)
+    embedders.MiniLM.threads = args.threads
     corpus = Corpus(words=english_words())
     with (
         tempfile.TemporaryDirectory() as tmp,
@@ -321,6 +349,8 @@ def main(argv=None) -> None:
     ):
         print(build(store, corpus, args.facts) + "\n")
         print(sizes(store))
+        if args.build_only:
+            return
         store.semantic.query_vector("warm up")
         queries = {
             "common": [corpus.common_query() for _ in range(args.queries)],
@@ -341,14 +371,19 @@ def main(argv=None) -> None:
             f"| sentence queries | {vector_recall(store, queries['sentence'], ['user']):.3f} | "
             f"{vector_recall(store, queries['sentence'], None):.3f} |\n"
         )
-        print("| query | slots | lexical p50 / p95 ms | hybrid p50 / p95 ms |\n|---|---|---|---|")
+        print(
+            "| query | slots | lexical p50 / p95 ms | hybrid p50 / p95 ms "
+            "| hybrid CPU p50 / p95 ms | its calling thread's CPU p50 / p95 ms |"
+            "\n|---|---|---|---|---|---|"
+        )
         for kind, texts in queries.items():
             for slots in (["user"], None):
                 lex = timed(store, texts, slots=slots, semantic=False)
                 hyb = timed(store, texts, slots=slots)
                 print(
                     f"| {kind} | {slots[0] if slots else 'all'} | {lex[0]:.1f} / {lex[1]:.1f} | "
-                    f"{hyb[0]:.1f} / {hyb[1]:.1f} |"
+                    f"{hyb[0]:.1f} / {hyb[1]:.1f} | {hyb[2]:.1f} / {hyb[3]:.1f} | "
+                    f"{hyb[4]:.1f} / {hyb[5]:.1f} |"
                 )
 
 

@@ -96,6 +96,34 @@ def test_hybrid_finds_a_paraphrase_lexical_cannot(mem):
     assert hits[0].fact.access_count == 1
 
 
+def test_a_question_is_embedded_once_per_model(mem, monkeypatch):
+    from slotmem.vectors import semantic
+
+    asked = []
+    embed_batch = FakeEmbeddings.embed_batch
+
+    def counting(self, items):
+        items = list(items)
+        asked.extend((self.model_id, item) for item in items)
+        return embed_batch(self, items)
+
+    monkeypatch.setattr(FakeEmbeddings, "embed_batch", counting)
+    first = mem.query_facts("When do we ship?")
+    again = mem.query_facts("When do we ship?")
+    assert [hit.fact.key for hit in again] == [hit.fact.key for hit in first]
+    assert len(asked) == 1 and asked[0][0] == "fake-64"
+    assert len(mem.semantic.query_vector("When do we ship?")) == 4 * 64  # still remembered
+    mem.semantic.reindex("fake-32")
+    asked.clear()
+    assert len(mem.semantic.query_vector("When do we ship?")) == 4 * 32  # the new model's
+    assert [model for model, _ in asked] == ["fake-32"]
+    for i in range(semantic.RECENT_QUERIES):  # the oldest question is forgotten
+        mem.semantic.query_vector(f"question {i}")
+    asked.clear()
+    mem.semantic.query_vector("When do we ship?")
+    assert [model for model, _ in asked] == ["fake-32"]
+
+
 def test_hybrid_keeps_lexical_hits_and_slot_filter(mem):
     hits = mem.query_facts("PostgreSQL", explain=True)
     assert hits[0].fact.key == "stack" and hits[0].explanation["lexical_rank"] == 1

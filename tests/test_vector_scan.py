@@ -121,6 +121,17 @@ def test_the_byte_table_counts_as_numpy_2_does(monkeypatch):
     assert scan._popcount(words).tolist() == expected.tolist()
 
 
+def test_the_count_in_chunks_is_the_count_of_every_row(monkeypatch):
+    import numpy as np
+
+    words = np.random.default_rng(5).integers(0, 2**63, size=(50, 16), dtype=np.uint64)
+    query = words[7].copy()
+    expected = [sum(int(w ^ q).bit_count() for w, q in zip(row, query)) for row in words]
+    monkeypatch.setattr(scan, "CHUNK", 7)  # 50 rows: seven whole chunks and a short one
+    assert scan._popcount(words, query).tolist() == expected
+    assert scan._popcount(words, query)[7] == 0
+
+
 def key_of(store, blob, slots=None):
     [(seq, _distance)] = store.semantic.knn(blob, slots, 1)
     return store.conn.execute("SELECT key FROM memory_facts WHERE seq = ?", (seq,)).fetchone()[0]

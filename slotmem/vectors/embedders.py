@@ -48,6 +48,7 @@ class MiniLM:
 
     model_id = DEFAULT_MODEL
     batch_size = 256
+    threads = 0  # onnxruntime's intra-op threads for new sessions; 0: its default (one a core)
     _parts = None  # (numpy, onnxruntime, model path, tokenizer): imported and checked once
     _loaded = None  # (numpy, the optimized session, tokenizer)
     _embedded = False  # this process has asked for a session before
@@ -146,6 +147,8 @@ def _session(onnxruntime, path, *, quick: bool):
     # no spinning: idle onnxruntime threads would keep a core busy after each query,
     # slowing the SQLite work that follows it in a hybrid search
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if MiniLM.threads:
+        options.intra_op_num_threads = MiniLM.threads
     return onnxruntime.InferenceSession(
         str(path),
         options,

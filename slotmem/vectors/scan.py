@@ -65,40 +65,52 @@ class Signatures:
                 if slot not in self.slots:
                     continue
                 start, end = self.slots[slot]
-                distances = _popcount(self.words[start:end] ^ query)
+                distances = _popcount(self.words[start:end], query)
                 shard_of = self.shards[start:end]
                 bounds = np.searchsorted(shard_of, np.arange(shards + 1))
                 for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
                     found += _nearest(
                         distances[lo:hi], self.seqs[start + lo : start + hi], per_shard
-                    )
+                    ).tolist()
             return found
-        distances = _popcount(self.words ^ query)
-        for rows in self.shard_rows.values():
-            found += _nearest(distances[rows], self.seqs[rows], per_shard)
+        distances = _popcount(self.words, query)
+        for rows in self.shard_rows.values():  # the nearest rows of the shard, then their seqs
+            found += self.seqs[_nearest(distances[rows], rows, per_shard)].tolist()
         return found
 
 
-def _nearest(distances, seqs, k: int) -> list[int]:
-    """The seqs of the ``k`` smallest distances; of equal ones at the boundary, the lowest seqs
-    (the rows are in seq order); vec0 breaks such ties its own way."""
+def _nearest(distances, seqs, k: int):
+    """The ``seqs`` (or rows) of the ``k`` smallest distances; of equal ones at the boundary,
+    the first (a slot's rows are in seq order); vec0 breaks such ties its own way."""
     import numpy as np
 
     if len(seqs) <= k:
-        return seqs.tolist()
+        return seqs
     bound = np.partition(distances, k - 1)[k - 1]
     below = np.flatnonzero(distances < bound)
     tied = np.flatnonzero(distances == bound)[: k - len(below)]
-    return seqs[np.concatenate((below, tied))].tolist()
+    return seqs[np.concatenate((below, tied))]
 
 
-def _popcount(words):
-    """Set bits per row of a uint64 matrix."""
+CHUNK = 8192  # rows counted at a time: their XOR and bit counts stay in the CPU's cache
+
+
+def _popcount(words, query=None):
+    """Set bits per row of a uint64 matrix (of each row XOR ``query``), ``CHUNK`` rows at a
+    time: one pass over a million rows made 128 MB of temporaries and took 1.4 times as long."""
     import numpy as np
 
-    if hasattr(np, "bitwise_count"):  # numpy 2 (einsum adds a row's 16 counts faster than sum)
-        return np.einsum("ij->i", np.bitwise_count(words), dtype=np.int32)
-    return np.einsum("ij->i", _byte_bits()[words.view(np.uint8)], dtype=np.int32)
+    out = np.empty(len(words), dtype=np.int32)
+    for start in range(0, len(words), CHUNK):
+        part = words[start : start + CHUNK]
+        if query is not None:
+            part = part ^ query
+        if hasattr(np, "bitwise_count"):  # numpy 2 (einsum adds a row's 16 counts faster than sum)
+            counts = np.bitwise_count(part)
+        else:
+            counts = _byte_bits()[part.view(np.uint8)]
+        np.einsum("ij->i", counts, dtype=np.int32, out=out[start : start + CHUNK])
+    return out
 
 
 @functools.cache
