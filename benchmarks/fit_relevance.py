@@ -655,24 +655,27 @@ def fitted(memories, locomo_rows, agents, start) -> None:
             f"| {off_topic / n:.2f} |"
         )
     families_held_out(memories, locomo_rows, agents)
-    semantic_floors(memories, calibration, floor, rows)
-    semantic_margins(memories, calibration, floor, rows)
+    hybrid_trade_off(memories, calibration, floor, rows, "semantic_floor")
+    hybrid_trade_off(memories, calibration, floor, rows, "semantic_margin")
 
 
-def semantic_margins(memories, calibration: Calibration, floor: float, rows) -> None:
-    """What each semantic margin keeps and lets in, on everything fitted (the trade-off
-    choose_semantic_margin reads), at the chosen semantic floor."""
+def hybrid_trade_off(memories, calibration: Calibration, floor: float, rows, field: str) -> None:
+    """What each value of a hybrid calibration ``field`` (``semantic_floor``, with the grid
+    SEMANTIC_FLOORS, or ``semantic_margin``, SEMANTIC_MARGINS) keeps and lets in, on everything
+    fitted: the trade-off choose_semantic_floor and choose_semantic_margin read."""
+    name = field.replace("_", " ")
     print(
-        "\n| semantic margin | LoCoMo answers kept (hybrid) | agent keyed / paraphrased / "
-        "mention (hybrid) | offtopic_dev.json candidates per message and memory (hybrid) |"
+        f"\n| {name} | LoCoMo answers kept (hybrid) | agent keyed / paraphrased / mention "
+        "(hybrid) | offtopic_dev.json candidates per message and memory (hybrid) |"
     )
     print("|---|---|---|---|")
     locomo = [r for r in rows if ":" not in r.conversation]
     agents = [r for r in rows if ":" in r.conversation]
     messages = len(observations.offtopic(dev=True)) * len(memories)
     dev = [r for r in locomo if r.category == DEV_OFFTOPIC]
-    for margin in SEMANTIC_MARGINS:
-        fold = dataclasses.replace(calibration, semantic_margin=margin)
+    grid = SEMANTIC_FLOORS if field == "semantic_floor" else SEMANTIC_MARGINS
+    for value in grid:
+        fold = dataclasses.replace(calibration, **{field: value})
         found = held_relevant(fold, locomo, floor, "hybrid")
         kept = len(found & answerable(memories)) / len(answerable(memories))
         kinds = " / ".join(
@@ -680,31 +683,7 @@ def semantic_margins(memories, calibration: Calibration, floor: float, rows) -> 
             for kind in ("keyed", "paraphrased", "mention")
         )
         off = sum(len(facts) for facts in held_facts(fold, dev, floor, "hybrid").values())
-        print(f"| {margin:g} | {kept:.3f} | {kinds} | {off / messages:.2f} |")
-
-
-def semantic_floors(memories, calibration: Calibration, floor: float, rows) -> None:
-    """What each semantic floor keeps and lets in, on everything fitted (the trade-off
-    choose_semantic_floor reads)."""
-    print(
-        "\n| semantic floor | LoCoMo answers kept (hybrid) | agent keyed / paraphrased / mention "
-        "(hybrid) | offtopic_dev.json candidates per message and memory (hybrid) |"
-    )
-    print("|---|---|---|---|")
-    locomo = [r for r in rows if ":" not in r.conversation]
-    agents = [r for r in rows if ":" in r.conversation]
-    messages = len(observations.offtopic(dev=True)) * len(memories)
-    for ratio in SEMANTIC_FLOORS:
-        fold = dataclasses.replace(calibration, semantic_floor=ratio)
-        found = held_relevant(fold, locomo, floor, "hybrid")
-        kept = len(found & answerable(memories)) / len(answerable(memories))
-        kinds = " / ".join(
-            f"{agent_kept(fold, agents, floor, 'hybrid', kind):.3f}"
-            for kind in ("keyed", "paraphrased", "mention")
-        )
-        held = held_facts(fold, [r for r in locomo if r.category == DEV_OFFTOPIC], floor, "hybrid")
-        off = sum(len(facts) for facts in held.values()) / messages
-        print(f"| {ratio:g} | {kept:.3f} | {kinds} | {off:.2f} |")
+        print(f"| {value:g} | {kept:.3f} | {kinds} | {off / messages:.2f} |")
 
 
 if __name__ == "__main__":

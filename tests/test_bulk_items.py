@@ -2,6 +2,7 @@
 as checked one by one, and every bad item still named, with nothing written."""
 
 import pytest
+from conftest import BOTH_BACKENDS
 
 from slotmem import InvalidInput, validation
 from slotmem.storage import items as batch_items
@@ -54,6 +55,7 @@ def test_plain_items_take_the_column_pass(monkeypatch):
         batch_items.checked([*PLAIN, {**PLAIN[0], "ttl": "1h"}], 1)
 
 
+@BOTH_BACKENDS
 @pytest.mark.parametrize(
     "bad, message",
     [
@@ -100,6 +102,7 @@ def test_a_bad_item_among_plain_ones_is_named_and_nothing_is_written(store, bad,
     assert store.stats()["facts"] == 0
 
 
+@BOTH_BACKENDS
 def test_a_surrogate_pair_split_over_two_items_is_refused(store):
     items = [{**PLAIN[0], "value": "ends \ud83d"}, {**PLAIN[1], "value": "\ude00 starts"}]
     with pytest.raises(InvalidInput, match="item 0: value is not valid Unicode"):
@@ -107,6 +110,7 @@ def test_a_surrogate_pair_split_over_two_items_is_refused(store):
     assert store.stats()["facts"] == 0
 
 
+@BOTH_BACKENDS
 def test_a_missing_field_or_an_item_not_a_dict(store):
     with pytest.raises(InvalidInput, match="item 1: needs slot, key and value"):
         store.upsert_many([PLAIN[0], {"slot": "user", "key": "k"}])
@@ -151,6 +155,7 @@ class Strange:
     __hash__ = object.__hash__
 
 
+@BOTH_BACKENDS
 def test_values_of_other_types_are_refused_by_name_not_by_their_own_errors(store):
     with pytest.raises(InvalidInput, match="item 1: source must be a string, not Strange"):
         store.upsert_many([PLAIN[0], {**PLAIN[1], "source": Strange()}])

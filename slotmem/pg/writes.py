@@ -14,6 +14,7 @@ from ..records import (
     Fact,
     UpsertResult,
 )
+from ..storage import items as batch_items
 from ..storage.tags import PROTECTED, retagged
 from . import server, tokens
 from . import tags as fact_tags
@@ -90,32 +91,7 @@ class Writes(Core):
         self._writable()
         now = self.clock()
         guard = PROTECTED if skip_protected else (not allow_protected)
-        checked = []
-        wanted: list[tuple[str, ...] | None] = []
-        for number, item in enumerate(items):
-            try:
-                extra = set(item) - {"slot", "key", "value", "confidence", "source", "ttl",
-                                     "expires_at", "tags"}  # fmt: skip
-                if extra:
-                    raise InvalidInput(f"unknown field(s) {sorted(extra)}")
-                checked.append(
-                    (
-                        *validation.fact(
-                            item["slot"],
-                            item["key"],
-                            item["value"],
-                            item.get("confidence", 1.0),
-                            item.get("source"),
-                        ),
-                        validation.expiry(item.get("ttl"), item.get("expires_at"), now),
-                    )
-                )
-                given = item.get("tags")
-                wanted.append(None if given is None else validation.tags(given))
-            except (KeyError, TypeError) as e:
-                raise InvalidInput(f"item {number}: needs slot, key and value ({e!r})") from None
-            except InvalidInput as e:
-                raise InvalidInput(f"item {number}: {e}") from None
+        checked, wanted = batch_items.checked(items, now)
         vectors = self.semantic.prepare([item[1:3] for item in checked])
         with self.conn.transaction():
             results = self._write_all(checked, now, guard=guard)
