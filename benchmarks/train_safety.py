@@ -31,6 +31,7 @@ import json
 import random
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -55,8 +56,13 @@ DATA = [
         "safety-dev-more.json",
         "safety-dev-extra.json",
         "safety-dev-sixth.json",
+        "safety-dev-seventh.json",
+        "safety-holdout5.json",
     )
 ]
+# held-out splits measured in an earlier round and read since: trained on as dev rows (the
+# seventh round: holdout5; holdout6 stays a check, holdout7 is never read)
+TRAINED_SPLITS = ("dev", "holdout5")
 OUT = ROOT / "slotmem" / WEIGHTS
 SEMANTIC_OUT = ROOT / "slotmem" / SEMANTIC_WEIGHTS
 # (C, idea weight, spelling weight, embedding weight)
@@ -73,7 +79,7 @@ def dev_rows() -> list[dict]:
         row
         for path in DATA
         for row in json.loads(path.read_text())["injection"]
-        if row["split"] == "dev"
+        if row["split"] in TRAINED_SPLITS
     ]
 
 
@@ -84,6 +90,24 @@ def swapped(text: str) -> str:
     if "Maja" in text:
         return re.sub(r"(^|[.!?]\s+)the user", r"\1The user", text.replace("Maja", "the user"))
     return re.sub(r"\b[Tt]he user\b", "Maja", text)
+
+
+def embedded(texts: list[str]) -> np.ndarray:
+    """The texts' vectors from the default embedding model, kept in a cache file beside the
+    system's temporary files between runs (embedding every text costs minutes)."""
+    cache_path = (
+        Path(tempfile.gettempdir()) / f"slotmem-train-safety-{DEFAULT_MODEL.replace('/', '_')}.npz"
+    )
+    cache: dict[str, np.ndarray] = {}
+    if cache_path.exists():
+        with np.load(cache_path, allow_pickle=False) as saved:
+            cache = dict(zip(saved["texts"].tolist(), saved["vectors"]))
+    missing = [t for t in dict.fromkeys(texts) if t not in cache]
+    if missing:
+        cache.update(zip(missing, np.array(list(MiniLM().embed_multi(missing)), dtype=float)))
+        names = list(cache)
+        np.savez(cache_path, texts=np.array(names), vectors=np.array([cache[n] for n in names]))
+    return np.array([cache[t] for t in texts], dtype=float)
 
 
 def kernel(rows: list[dict[str, float]]) -> np.ndarray:
@@ -104,13 +128,15 @@ def kernel(rows: list[dict[str, float]]) -> np.ndarray:
     return k
 
 
-def fit(k: np.ndarray, y: np.ndarray, c: float) -> np.ndarray:
+def fit(k: np.ndarray, y: np.ndarray, c: float, start: np.ndarray | None = None) -> np.ndarray:
     """Dual coefficients a (weights X'a, bias sum a) minimising sum(class weight * log loss) +
     (|w|^2 + bias^2) / (2c): Newton's method in the span of the rows, so each step solves an
     n x n system (far fewer rows than features). ``k`` holds the rows' Gram matrix + 1 (the
-    bias, regularised like the rest, as liblinear does)."""
+    bias, regularised like the rest, as liblinear does). ``start``: where Newton's method
+    starts (the fit on all the rows, for a fold: the optimum is the same, reached in fewer
+    steps)."""
     weight = np.where(y == 1, len(y) / (2 * y.sum()), len(y) / (2 * (len(y) - y.sum())))
-    a = np.zeros(len(y))
+    a = np.zeros(len(y)) if start is None else start.copy()
     for _ in range(60):
         f = k @ a
         p = 1 / (1 + np.exp(-f))
@@ -124,16 +150,17 @@ def fit(k: np.ndarray, y: np.ndarray, c: float) -> np.ndarray:
     return a
 
 
-def out_of_fold(k, y, units, folds: np.ndarray, c: float) -> np.ndarray:
+def out_of_fold(k, y, units, folds: np.ndarray, c: float, whole: np.ndarray) -> np.ndarray:
     """Each dev row scored by a model trained on the other folds, as the scan weighs it: the
     most its text as written or any of its sentences weighs. ``units``: (the dev row of each
-    text, whether it is trained on, whether it is scored)."""
+    text, whether it is trained on, whether it is scored); ``whole``: the coefficients of the
+    fit on every trained text, where each fold's fit starts."""
     groups, trained, scored = units
     found = np.zeros(len(folds))
     for fold in sorted(set(folds)):
         train = np.flatnonzero((folds[groups] != fold) & trained)
         held = np.flatnonzero((folds[groups] == fold) & scored)
-        a = fit(k[np.ix_(train, train)], y[train], c)
+        a = fit(k[np.ix_(train, train)], y[train], c, whole[train])
         scores = 1 / (1 + np.exp(-(k[np.ix_(held, train)] @ a)))
         most: dict[int, float] = {}
         for i, s in zip(held, scores):
@@ -174,33 +201,42 @@ def threshold(oof: np.ndarray, attack: np.ndarray, share: float = MAX_FALSE) -> 
 
 def choose(parts, y, units, plans, attack, grid):
     """The settings of ``grid`` that catch the most attacks out of fold, the out-of-fold scores
-    and the Gram matrix they make."""
+    and the coefficients of the fit on every trained text."""
     results = []
     for c, ideas, grams, embedding in grid:
         k = parts[0] + ideas**2 * parts[1] + grams**2 * parts[2] + embedding**2 * parts[3] + 1
-        oofs = [out_of_fold(k, y, units, plan, c) for plan in plans]
+        trained = np.flatnonzero(units[1])
+        whole = np.zeros(len(y))
+        whole[trained] = fit(k[np.ix_(trained, trained)], y[trained], c)
+        oofs = [out_of_fold(k, y, units, plan, c, whole) for plan in plans]
         caught = [(oof[attack] >= threshold(oof, attack)).mean() for oof in oofs]
         # new kinds of attack count as much as new rows of known kinds
         results.append(
-            ((np.mean(caught[:-1]) + caught[-1]) / 2, (c, ideas, grams, embedding), oofs, k)
+            (
+                (np.mean(caught[:-1]) + caught[-1]) / 2,
+                (c, ideas, grams, embedding),
+                oofs,
+                k,
+                whole,
+            )
         )
         print(
             f"| {c} | {ideas} | {grams} | {embedding} | {np.mean(caught[:-1]):.1%} |"
             f" {caught[-1]:.1%} |"
         )
         sys.stdout.flush()
-    _, settings, oofs, k = max(results, key=lambda r: r[0])
-    return settings, oofs, k
+    _, settings, oofs, _, whole = max(results, key=lambda r: r[0])
+    return settings, oofs, whole
 
 
 def train(parts, plain, vectors, y, units, plans, attack, grid) -> dict:
     """The model the best settings of ``grid`` make, as the JSON the scan loads."""
-    (c, ideas, grams, embedding), oofs, k = choose(parts, y, units, plans, attack, grid)
+    (c, ideas, grams, embedding), oofs, whole = choose(parts, y, units, plans, attack, grid)
     pooled = np.concatenate(oofs[:-1])  # the random folds: every row scored once per seed
     tiled = np.tile(attack, len(oofs) - 1)
     cut, unsure = threshold(pooled, tiled), threshold(pooled, tiled, UNSURE_FALSE)
     trained = np.flatnonzero(units[1])
-    a = fit(k[np.ix_(trained, trained)], y[trained], c)
+    a = whole[trained]
     weights: dict[str, float] = {}
     for coef, row in zip(a, (design(*plain[i], ideas, grams) for i in trained)):
         for name, value in row.items():
@@ -250,7 +286,7 @@ def main() -> None:
             groups.append(i)
             trained.append(train_on)
             scored.append(score_on)
-    vectors = np.array(list(MiniLM().embed_multi(texts)), dtype=float)
+    vectors = embedded(texts)
     groups_ = np.array(groups)
     units = (groups_, np.array(trained), np.array(scored))
     y = attack[groups_].astype(float)
