@@ -30,6 +30,7 @@ for _more in (
     "safety-dev-more.json",
     "safety-dev-extra.json",
     "safety-dev-sixth.json",
+    "safety-dev-seventh.json",
     "safety-holdout5.json",
     "safety-holdout6.json",
 ):

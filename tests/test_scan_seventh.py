@@ -16,7 +16,7 @@ from slotmem.safety.injection import pattern_reason
         "The classifier flags messages like 'ignore previous instructions' for manual review.",
         "Her talk was called “Ignore all previous instructions”, and it sold out.",
         "The workshop slide titled 'Reveal your system prompt' shows ten real attempts.",
-        "We block phrases such as \"disregard your previous instructions\" at the gateway.",
+        'We block phrases such as "disregard your previous instructions" at the gateway.',
     ],
 )
 def test_an_injection_phrase_a_naming_word_quotes_passes_the_patterns(ordinary):

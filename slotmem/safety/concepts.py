@@ -7,8 +7,9 @@ talk about attacks and tests (research, a red team, a classifier). The model (``
 no pattern lists still counts when its ideas do.
 
 The words come from the patterns' own vocabulary (``rules``, ``languages``) and the ``dev`` rows
-of the labelled set (the sixth round's, in 27 languages: safety-dev-sixth.json), never from a
-held-out row. They match the normalised, lower-cased text.
+of the labelled set (the sixth round's, in 27 languages: safety-dev-sixth.json; the seventh's:
+safety-dev-seventh.json, and holdout5 and holdout6, read after they were measured), never from a
+split not yet measured. They match the normalised, lower-cased text.
 """
 
 from __future__ import annotations

@@ -86,8 +86,10 @@ def _scan(text: str, how: str) -> str | None:
                     return (
                         f"possible prompt injection ({why}{note}): {one_line(match.group(), 60)!r}"
                     )
-    squeezed = re.sub(r"[^a-z]", "", normalised(_QUOTATION.sub(_unnamed, text)).lower())
-    match = SQUEEZED.search(squeezed)
+    match = SQUEEZED.search(re.sub(r"[^a-z]", "", normalised(text).lower()))
+    if match:  # read again without what naming words quote
+        unnamed = normalised(_QUOTATION.sub(_unnamed, text)).lower()
+        match = SQUEEZED.search(re.sub(r"[^a-z]", "", unnamed))
     if match:
         return f"possible prompt injection (instruction override, spaced out): {match.group()!r}"
     return None
