@@ -11,7 +11,7 @@ the semantic extra).
 A logistic regression (L2, classes weighted to balance) over the features ``model.features``
 extracts. Its settings (the regularisation C, the weight of the ideas and of the spelling
 features) and its threshold are chosen by cross-validation inside the dev rows: ten random
-folds, twice over, and folds that each hold out one kind of attack (a new kind of disguise or
+folds, and folds that each hold out one kind of attack (a new kind of disguise or
 phrasing) with a share of the ordinary facts; the settings that catch the most attacks out of
 fold, both ways of folding weighing alike, win. The threshold is the lowest probability at
 which at most MAX_FALSE of the dev ordinary facts, scored by models that never saw them, would
@@ -20,10 +20,9 @@ scored as the scan weighs it: the most its text or any of its sentences (``model
 weighs; an ordinary row's sentences are also trained on as ordinary (an attack's are not: its
 first sentence is often an ordinary fact). The semantic
 model is trained the same way, its grid (SEMANTIC_GRID) also weighing the embedding. No test or
-other held-out row is read (holdout6 stays a check). Each fold's fit starts from the fit on all
-the rows (the same optimum, fewer steps); the texts' vectors are kept in a cache file in the
-temporary directory between runs. Needs the semantic extra (numpy and the embedding model); --check compares
-the results with the shipped files instead of writing them.
+other held-out row is read (holdout6 stays a check). The texts' vectors are kept in a cache file
+in the temporary directory between runs. Needs the semantic extra (numpy and the embedding
+model); --check compares the results with the shipped files instead of writing them.
 """
 
 from __future__ import annotations
@@ -74,7 +73,7 @@ GRID = [(300.0, 0.3, 0.0, 0.0)]
 SEMANTIC_GRID = [(300.0, 0.3, 1.0, 2.0)]  # the sixth round's first run chose 2.0 over 1.0
 MAX_FALSE = 0.01  # of the dev ordinary facts, out of fold; the patterns add their own
 UNSURE_FALSE = 0.08  # the unsure band reaches down to the cut this share of them is above
-SEEDS = range(2)
+SEEDS = range(1)  # one round of ten random folds since the seventh round (two before): time
 
 
 def dev_rows() -> list[dict]:
@@ -131,15 +130,15 @@ def kernel(rows: list[dict[str, float]]) -> np.ndarray:
     return k
 
 
-def fit(k: np.ndarray, y: np.ndarray, c: float, start: np.ndarray | None = None) -> np.ndarray:
+def fit(k: np.ndarray, y: np.ndarray, c: float) -> np.ndarray:
     """Dual coefficients a (weights X'a, bias sum a) minimising sum(class weight * log loss) +
     (|w|^2 + bias^2) / (2c): Newton's method in the span of the rows, so each step solves an
     n x n system (far fewer rows than features). ``k`` holds the rows' Gram matrix + 1 (the
-    bias, regularised like the rest, as liblinear does). ``start``: where Newton's method
-    starts (the fit on all the rows, for a fold: the optimum is the same, reached in fewer
-    steps)."""
+    bias, regularised like the rest, as liblinear does). Newton's method starts from zero: from
+    the fit on all the rows (tried in the seventh round) a fold's fit, undamped, does not
+    settle in 60 steps where from zero it takes about 12."""
     weight = np.where(y == 1, len(y) / (2 * y.sum()), len(y) / (2 * (len(y) - y.sum())))
-    a = np.zeros(len(y)) if start is None else start.copy()
+    a = np.zeros(len(y))
     for _ in range(60):
         f = np.clip(k @ a, -500, 500)  # the same p, without overflow warnings
         p = 1 / (1 + np.exp(-f))
@@ -153,17 +152,16 @@ def fit(k: np.ndarray, y: np.ndarray, c: float, start: np.ndarray | None = None)
     return a
 
 
-def out_of_fold(k, y, units, folds: np.ndarray, c: float, whole: np.ndarray) -> np.ndarray:
+def out_of_fold(k, y, units, folds: np.ndarray, c: float) -> np.ndarray:
     """Each dev row scored by a model trained on the other folds, as the scan weighs it: the
     most its text as written or any of its sentences weighs. ``units``: (the dev row of each
-    text, whether it is trained on, whether it is scored); ``whole``: the coefficients of the
-    fit on every trained text, where each fold's fit starts."""
+    text, whether it is trained on, whether it is scored)."""
     groups, trained, scored = units
     found = np.zeros(len(folds))
     for fold in sorted(set(folds)):
         train = np.flatnonzero((folds[groups] != fold) & trained)
         held = np.flatnonzero((folds[groups] == fold) & scored)
-        a = fit(k[np.ix_(train, train)], y[train], c, whole[train])
+        a = fit(k[np.ix_(train, train)], y[train], c)
         scores = 1 / (1 + np.exp(-np.clip(k[np.ix_(held, train)] @ a, -500, 500)))
         most: dict[int, float] = {}
         for i, s in zip(held, scores):
@@ -204,19 +202,24 @@ def threshold(oof: np.ndarray, attack: np.ndarray, share: float = MAX_FALSE) -> 
 
 def choose(parts, y, units, plans, attack, grid):
     """The settings of ``grid`` that catch the most attacks out of fold, the out-of-fold scores
-    and the coefficients of the fit on every trained text."""
+    and the coefficients of the fit on every trained text. ``plans``: the random folds' plans
+    and, last, the plan with one kind held out, or None in its place to skip it (a grid of one
+    point needs it only for the figure)."""
+    plans, by_kind = plans[:-1], plans[-1]
     results = []
     for c, ideas, grams, embedding in grid:
         k = parts[0] + ideas**2 * parts[1] + grams**2 * parts[2] + embedding**2 * parts[3] + 1
         trained = np.flatnonzero(units[1])
         whole = np.zeros(len(y))
         whole[trained] = fit(k[np.ix_(trained, trained)], y[trained], c)
-        oofs = [out_of_fold(k, y, units, plan, c, whole) for plan in plans]
+        oofs = [out_of_fold(k, y, units, plan, c) for plan in plans]
         caught = [(oof[attack] >= threshold(oof, attack)).mean() for oof in oofs]
+        held = None if by_kind is None else out_of_fold(k, y, units, by_kind, c)
+        new_kind = np.nan if held is None else (held[attack] >= threshold(held, attack)).mean()
         # new kinds of attack count as much as new rows of known kinds
         results.append(
             (
-                (np.mean(caught[:-1]) + caught[-1]) / 2,
+                np.mean(caught) if held is None else (np.mean(caught) + new_kind) / 2,
                 (c, ideas, grams, embedding),
                 oofs,
                 k,
@@ -224,8 +227,8 @@ def choose(parts, y, units, plans, attack, grid):
             )
         )
         print(
-            f"| {c} | {ideas} | {grams} | {embedding} | {np.mean(caught[:-1]):.1%} |"
-            f" {caught[-1]:.1%} |"
+            f"| {c} | {ideas} | {grams} | {embedding} | {np.mean(caught):.1%} |"
+            f" {'-' if held is None else f'{new_kind:.1%}'} |"
         )
         sys.stdout.flush()
     _, settings, oofs, _, whole = max(results, key=lambda r: r[0])
@@ -235,8 +238,8 @@ def choose(parts, y, units, plans, attack, grid):
 def train(parts, plain, vectors, y, units, plans, attack, grid) -> dict:
     """The model the best settings of ``grid`` make, as the JSON the scan loads."""
     (c, ideas, grams, embedding), oofs, whole = choose(parts, y, units, plans, attack, grid)
-    pooled = np.concatenate(oofs[:-1])  # the random folds: every row scored once per seed
-    tiled = np.tile(attack, len(oofs) - 1)
+    pooled = np.concatenate(oofs)  # the random folds: every row scored once per seed
+    tiled = np.tile(attack, len(oofs))
     cut, unsure = threshold(pooled, tiled), threshold(pooled, tiled, UNSURE_FALSE)
     trained = np.flatnonzero(units[1])
     a = whole[trained]
@@ -272,6 +275,18 @@ def main() -> None:
     parser.add_argument(
         "--only", choices=["base", "semantic"], help="Train one of the models (both by default)"
     )
+    folds = parser.add_mutually_exclusive_group()
+    folds.add_argument(
+        "--no-kind-folds",
+        action="store_true",
+        help="Skip the folds that hold out a kind of attack (their figure only; a third of the"
+        " time when the grid has one point)",
+    )
+    folds.add_argument(
+        "--kind-folds-only",
+        action="store_true",
+        help="Only the figure with one kind of attack held out (nothing written)",
+    )
     args = parser.parse_args()
     dev = dev_rows()
     attack = np.array([r["label"] == "attack" for r in dev])
@@ -303,6 +318,8 @@ def main() -> None:
         vectors @ vectors.T,
     ]
     plans = fold_plans(dev)
+    if args.no_kind_folds:
+        plans[-1] = None
     print(f"{len(dev)} dev rows ({attack.sum()} attacks)\n")
     print(
         "| C | idea weight | spelling weight | embedding weight | caught out of fold"
@@ -312,6 +329,13 @@ def main() -> None:
     same = True
     for name, out, grid in (("base", OUT, GRID), ("semantic", SEMANTIC_OUT, SEMANTIC_GRID)):
         if args.only not in (None, name):
+            continue
+        if args.kind_folds_only:
+            for c, ideas, grams, embedding in grid:
+                k = parts[0] + ideas**2 * parts[1] + grams**2 * parts[2] + embedding**2 * parts[3]
+                held = out_of_fold(k + 1, y, units, plans[-1], c)
+                caught = (held[attack] >= threshold(held, attack)).mean()
+                print(f"| {c} | {ideas} | {grams} | {embedding} | - | {caught:.1%} |")
             continue
         model = train(parts, plain, vectors, y, units, plans, attack, grid)
         blob = json.dumps(model, indent=0, ensure_ascii=False, sort_keys=True).encode()

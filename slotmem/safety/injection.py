@@ -86,12 +86,12 @@ def _scan(text: str, how: str) -> str | None:
                     return (
                         f"possible prompt injection ({why}{note}): {one_line(match.group(), 60)!r}"
                     )
-    match = SQUEEZED.search(re.sub(r"[^a-z]", "", normalised(text).lower()))
-    if match:  # read again without what naming words quote
+    squeezed = SQUEEZED.search(re.sub(r"[^a-z]", "", normalised(text).lower()))
+    if squeezed:  # read again without what naming words quote
         unnamed = normalised(_QUOTATION.sub(_unnamed, text)).lower()
-        match = SQUEEZED.search(re.sub(r"[^a-z]", "", unnamed))
-    if match:
-        return f"possible prompt injection (instruction override, spaced out): {match.group()!r}"
+        squeezed = SQUEEZED.search(re.sub(r"[^a-z]", "", unnamed))
+    if squeezed:
+        return f"possible prompt injection (instruction override, spaced out): {squeezed.group()!r}"
     return None
 
 
