@@ -14,7 +14,7 @@ features) and its threshold are chosen by cross-validation inside the dev rows: 
 folds, and folds that each hold out one kind of attack (a new kind of disguise or
 phrasing) with a share of the ordinary facts; the settings that catch the most attacks out of
 fold, both ways of folding weighing alike, win. The threshold is the lowest probability at
-which at most MAX_FALSE of the dev ordinary facts, scored by models that never saw them, would
+which at most MAX_FALSE (the base model: BASE_MAX_FALSE) of the dev ordinary facts, scored by models that never saw them, would
 be rejected; the model also reports the band below it (UNSURE_FALSE) as unsure. A row is
 scored as the scan weighs it: the most its text or any of its sentences (``model.segments``)
 weighs; an ordinary row's sentences are also trained on as ordinary (an attack's are not: its
@@ -72,6 +72,10 @@ SEMANTIC_OUT = ROOT / "slotmem" / SEMANTIC_WEIGHTS
 GRID = [(300.0, 0.3, 0.0, 0.0)]
 SEMANTIC_GRID = [(300.0, 0.3, 1.0, 2.0)]  # the sixth round's first run chose 2.0 over 1.0
 MAX_FALSE = 0.01  # of the dev ordinary facts, out of fold; the patterns add their own
+# the base model's share since the seventh round: with holdout5's and the seventh round's hard
+# ordinary facts in dev, 1% put its cut at 0.986, where it caught 82% of holdout6 and rejected
+# 0.7% (the semantic model, at 1%: 89% and 2.6%)
+BASE_MAX_FALSE = 0.02
 UNSURE_FALSE = 0.08  # the unsure band reaches down to the cut this share of them is above
 SEEDS = range(1)  # one round of ten random folds since the seventh round (two before): time
 
@@ -235,12 +239,19 @@ def choose(parts, y, units, plans, attack, grid):
     return settings, oofs, whole
 
 
-def train(parts, plain, vectors, y, units, plans, attack, grid) -> dict:
+def train(parts, plain, vectors, y, units, plans, attack, grid, share=MAX_FALSE) -> dict:
     """The model the best settings of ``grid`` make, as the JSON the scan loads."""
     (c, ideas, grams, embedding), oofs, whole = choose(parts, y, units, plans, attack, grid)
     pooled = np.concatenate(oofs)  # the random folds: every row scored once per seed
     tiled = np.tile(attack, len(oofs))
-    cut, unsure = threshold(pooled, tiled), threshold(pooled, tiled, UNSURE_FALSE)
+    cut, unsure = threshold(pooled, tiled, share), threshold(pooled, tiled, UNSURE_FALSE)
+    print(
+        "out of fold at cuts for 1%, 1.5%, 2%, 3% of the ordinary facts: "
+        + ", ".join(
+            f"{threshold(pooled, tiled, s):.3f} ({(pooled[tiled] >= threshold(pooled, tiled, s)).mean():.1%} caught)"
+            for s in (0.01, 0.015, 0.02, 0.03)
+        )
+    )
     trained = np.flatnonzero(units[1])
     a = whole[trained]
     weights: dict[str, float] = {}
@@ -327,6 +338,7 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|")
     same = True
+    SHARES = {"base": BASE_MAX_FALSE, "semantic": MAX_FALSE}
     for name, out, grid in (("base", OUT, GRID), ("semantic", SEMANTIC_OUT, SEMANTIC_GRID)):
         if args.only not in (None, name):
             continue
@@ -337,7 +349,7 @@ def main() -> None:
                 caught = (held[attack] >= threshold(held, attack)).mean()
                 print(f"| {c} | {ideas} | {grams} | {embedding} | - | {caught:.1%} |")
             continue
-        model = train(parts, plain, vectors, y, units, plans, attack, grid)
+        model = train(parts, plain, vectors, y, units, plans, attack, grid, share=SHARES[name])
         blob = json.dumps(model, indent=0, ensure_ascii=False, sort_keys=True).encode()
         if args.check:
             shipped = json.loads(gzip.decompress(out.read_bytes()))
