@@ -49,12 +49,12 @@ def flagged(rows, scan, label, split=None):
     # install without the semantic extra): a floor, not a target
     [
         ("dev", 935, 945, 7, 928),
-        ("test", 114, 124, 3, 111),
-        ("holdout2", 110, 143, 6, 143),
-        ("holdout3", 99, 120, 4, 133),
-        ("holdout4", 112, 125, 2, 167),
+        ("test", 112, 124, 3, 111),
+        ("holdout2", 110, 143, 5, 143),
+        ("holdout3", 97, 120, 4, 133),
+        ("holdout4", 108, 125, 2, 167),
         ("holdout5", 123, 124, 0, 155),  # trained on since the seventh round
-        ("holdout6", 106, 123, 2, 152),  # a development check since the seventh round
+        ("holdout6", 105, 123, 1, 152),  # a development check since the seventh round
     ],
 )
 def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinary):
