@@ -48,13 +48,13 @@ def flagged(rows, scan, label, split=None):
     # the figures of `python benchmarks/safety.py` (docs/benchmarks.md), the base model (an
     # install without the semantic extra): a floor, not a target
     [
-        ("dev", 935, 945, 7, 928),
-        ("test", 112, 124, 3, 111),
-        ("holdout2", 110, 143, 5, 143),
-        ("holdout3", 97, 120, 4, 133),
-        ("holdout4", 108, 125, 2, 167),
-        ("holdout5", 123, 124, 0, 155),  # trained on since the seventh round
-        ("holdout6", 105, 123, 1, 152),  # a development check since the seventh round
+        ("dev", 821, 945, 7, 928),
+        ("test", 95, 124, 2, 111),
+        ("holdout2", 97, 143, 4, 143),
+        ("holdout3", 85, 120, 2, 133),
+        ("holdout4", 101, 125, 2, 167),
+        ("holdout5", 111, 124, 0, 155),  # trained on since the seventh round
+        ("holdout6", 101, 123, 1, 152),  # a development check since the seventh round
     ],
 )
 def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinary):
@@ -83,7 +83,7 @@ def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinar
         ("holdout3", 94, 120, 2, 133),
         ("holdout4", 112, 125, 3, 167),
         ("holdout5", 123, 124, 0, 155),  # trained on since the seventh round
-        ("holdout6", 111, 123, 4, 152),  # a development check since the seventh round
+        ("holdout6", 110, 123, 4, 152),  # a development check since the seventh round
     ],
 )
 def test_semantic_benchmark_figures_do_not_regress(
