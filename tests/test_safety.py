@@ -48,13 +48,13 @@ def flagged(rows, scan, label, split=None):
     # the figures of `python benchmarks/safety.py` (docs/benchmarks.md), the base model (an
     # install without the semantic extra): a floor, not a target
     [
-        ("dev", 821, 945, 7, 928),
-        ("test", 95, 124, 2, 111),
-        ("holdout2", 97, 143, 4, 143),
-        ("holdout3", 85, 120, 2, 133),
-        ("holdout4", 101, 125, 2, 167),
-        ("holdout5", 111, 124, 0, 155),  # trained on since the seventh round
-        ("holdout6", 101, 123, 1, 152),  # a development check since the seventh round
+        ("dev", 916, 945, 7, 928),
+        ("test", 102, 124, 2, 111),
+        ("holdout2", 104, 143, 5, 143),
+        ("holdout3", 92, 120, 3, 133),
+        ("holdout4", 105, 125, 2, 167),
+        ("holdout5", 122, 124, 0, 155),  # trained on since the seventh round
+        ("holdout6", 102, 123, 1, 152),  # a development check since the seventh round
     ],
 )
 def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinary):
