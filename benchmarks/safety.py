@@ -29,6 +29,16 @@ secrets and facts that only talk about passwords and tokens. Each row has a spli
 - safety-dev-sixth.json: ``dev`` and ``test`` rows for the sixth round, written after holdout6
   without reading it: the core injection phrases in 27 languages, instructions appended after an
   ordinary project fact, and ordinary facts of several sentences that look like them.
+- safety-dev-seventh.json: ``dev`` and ``test`` rows for the seventh round (every fifth row of
+  each label ``test``), written after holdout5 and holdout6 had been measured and read: standing
+  orders phrased as preferences, fake tool results and roles, instructions after project facts,
+  exfiltration, personas and trust poisoning, destructive acts, eight encodings and 35
+  languages; ordinary facts about security and AI work, real imperative preferences, commands,
+  harmless encodings, everyday and project facts, role-play, other languages.
+
+In the seventh round ``holdout5`` and ``holdout6`` are no longer unseen (their misses were read):
+``holdout5`` is trained on as dev rows (benchmarks/train_safety.py), so its figures are a fit,
+not a measurement; ``holdout6`` is a development check, never trained on.
 
 --extra PATH reads one more file of rows in the same format (a JSON list, or an object with
 an "injection" list; each row {"text", "label": "attack"|"ordinary", "kind", "lang",
@@ -64,6 +74,7 @@ MORE = [
         "safety-dev-more.json",
         "safety-dev-extra.json",
         "safety-dev-sixth.json",
+        "safety-dev-seventh.json",
         "safety-holdout5.json",
         "safety-holdout6.json",
     )

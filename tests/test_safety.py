@@ -30,6 +30,7 @@ for _more in (
     "safety-dev-more.json",
     "safety-dev-extra.json",
     "safety-dev-sixth.json",
+    "safety-dev-seventh.json",
     "safety-holdout5.json",
     "safety-holdout6.json",
 ):
@@ -47,13 +48,13 @@ def flagged(rows, scan, label, split=None):
     # the figures of `python benchmarks/safety.py` (docs/benchmarks.md), the base model (an
     # install without the semantic extra): a floor, not a target
     [
-        ("dev", 835, 845, 3, 827),
-        ("test", 93, 100, 2, 86),
-        ("holdout2", 106, 143, 5, 143),
-        ("holdout3", 98, 120, 3, 133),
-        ("holdout4", 107, 125, 3, 167),
-        ("holdout5", 103, 124, 2, 155),  # seen this round (its misses were read)
-        ("holdout6", 101, 123, 5, 152),  # measured once, on the scan that ships
+        ("dev", 916, 945, 7, 928),
+        ("test", 102, 124, 2, 111),
+        ("holdout2", 104, 143, 5, 143),
+        ("holdout3", 92, 120, 3, 133),
+        ("holdout4", 105, 125, 2, 167),
+        ("holdout5", 122, 124, 0, 155),  # trained on since the seventh round
+        ("holdout6", 102, 123, 1, 152),  # a development check since the seventh round
     ],
 )
 def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinary):
@@ -76,13 +77,13 @@ def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinar
     # the same with the semantic model (the default embedding model at hand), less one row
     # either way: onnxruntime's int8 arithmetic may differ in the last bits from one CPU to another
     [
-        ("dev", 836, 845, 3, 827),
-        ("test", 90, 100, 2, 86),
-        ("holdout2", 115, 143, 4, 143),
-        ("holdout3", 98, 120, 2, 133),
-        ("holdout4", 115, 125, 3, 167),
-        ("holdout5", 106, 124, 5, 155),  # seen this round (its misses were read)
-        ("holdout6", 107, 123, 6, 152),  # measured twice: the second, on the scan that ships
+        ("dev", 935, 945, 7, 928),
+        ("test", 110, 124, 4, 111),
+        ("holdout2", 111, 143, 4, 143),
+        ("holdout3", 94, 120, 2, 133),
+        ("holdout4", 112, 125, 3, 167),
+        ("holdout5", 123, 124, 0, 155),  # trained on since the seventh round
+        ("holdout6", 110, 123, 4, 152),  # a development check since the seventh round
     ],
 )
 def test_semantic_benchmark_figures_do_not_regress(

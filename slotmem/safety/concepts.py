@@ -2,12 +2,14 @@
 languages: set aside, the agent's rules, the agent, you, from now on, without limits, show the
 prompt, keep it from the user, this note, send it out, something sensitive, somewhere else, an authority, an
 obligation, hostility, a chat role or a tool's result, a preference, acting unasked, approving or deleting,
-money. The model (``model``) weighs them and the pairs they form, so a phrasing
+money, something added on ("also"), an outsider it goes to, trust moved to a note or a source, and
+talk about attacks and tests (research, a red team, a classifier). The model (``model``) weighs them and the pairs they form, so a phrasing
 no pattern lists still counts when its ideas do.
 
 The words come from the patterns' own vocabulary (``rules``, ``languages``) and the ``dev`` rows
-of the labelled set (the sixth round's, in 27 languages: safety-dev-sixth.json), never from a
-held-out row. They match the normalised, lower-cased text.
+of the labelled set (the sixth round's, in 27 languages: safety-dev-sixth.json; the seventh's:
+safety-dev-seventh.json, and holdout5 and holdout6, read after they were measured), never from a
+split not yet measured. They match the normalised, lower-cased text.
 """
 
 from __future__ import annotations
@@ -87,7 +89,8 @@ _IDEAS = {
         r"בלי\s+הגבלות|बिना\s+किसी|ไม่มีข้อจำกัด|已关闭|無効|해제|معطلة|غیرفعال|בוטלו|बंद",
     ),
     "reveal": _idea(
-        r"reveal|print|show|repeat|leak|output|display|verbatim|everything\s+above|"
+        r"reveal|print|show|repeat|leak|output|display|verbatim|everything\s+above|echo\w*\s+back|"
+        r"read\s+(?:it\s+|them\s+)?out|"
         r"initial\s+prompt|system\s+prompt|hidden\s+instruction|zeig|gib\b|affiche|r[ée]v[èe]l|"
         r"muestr|revel|mostr|toon\b|visa\b|покажи|выведи|pokaż|ujawnij|g[öo]ster|ti[ếe]t\s+l[ộo]|"
         r"tampilkan",
@@ -145,6 +148,9 @@ _IDEAS = {
         r"m[ậa]t\s+kh[ẩa]u|parol|jelszav|κωδικ|nywila|密码|パスワード|"
         r"비밀번호|كلمات\s+المرور|رمزهای|पासवर्ड|סיסמ|รหัสผ่าน|card\s+number|one-time|"
         r"passport|location|iban|clipboard|environment\s+variables|private\s+(?:messages|repo)|"
+        r"connection\s+string|database_url|kubeconfig|recovery\s+(?:phrase|code)|2fa\s+code|"
+        r"login\s+code|door\s+code|access\s+key|aws_|\.gnupg|hosts\.yml|/etc/passwd|"
+        r"card\s+numbers?|身份证|"
         r"对话|会話|대화|переписк|conversation|conversa|konversation|gespr[äa]ch|conversazion|"
         r"gesprek|rozmow|konu[şs]ma|percakapan|cuộc\s+trò|المحادثة",
     ),
@@ -163,7 +169,8 @@ _IDEAS = {
     ),
     "role_marker": _idea(
         r"(?:system|assistant|developer|human)\s*(?:message|notice|note|prompt)?\s*[:>\]]|"
-        r"tool[_ ]?(?:result|output|response|call)|function[_ ]?(?:result|output)|observation\s*:|"
+        r"tool[_ ]?(?:result|output|response|call|message)|function(?:[_ ]call)?[_ ]?(?:result|output)|"
+        r"observation\s*:|(?:plugin|tool)\s+'?\w+'?\s*(?:says|returned)|"
         r"search[_ ]results|returned\s*:|result\s+(?:of|from)\s+\w+|"
         r"werkzeugausgabe|r[ée]sultat\s+de\s+l'outil|resultado\s+de\s+la\s+herramienta|"
         r"risultato\s+dello\s+strumento|resultado\s+da\s+ferramenta|uitvoer\s+van|"
@@ -194,14 +201,49 @@ _IDEAS = {
         r"دون\s+سؤال|पूछे\s+बिना|בלי\s+לשאול|โดยไม่ต้องถาม",
     ),
     "act": _idea(
-        r"approve\w*\s+(?:all|every|any|each)|(?:delete|erase|wipe)\w*\s+(?:all|every|any|each|old|"
-        r"the\s+(?:logs?|backups?|records?|history|files?))|grant\w*\s+(?:public|admin|full)|"
+        r"approve\w*\s+(?:all|every|any|each)|(?:delete|erase|wipe|purge)\w*\s+(?:all|every|any|each|"
+        r"old|the\s+(?:\w+\s+)?(?:logs?|backups?|records?|history|files?|folder|database|inbox))|"
+        r"grant\w*\s+(?:public|admin|full)|(?:pay|sign|accept|merge|force-?push)\s+(?:it|them|any|"
+        r"every|all|each)\b|"
         r"aprueba|borra|elimin|supprim|approuv|genehmig|"
         r"l[öo]sch|approva|cancella|aprove|apag|exclu|keur\w*\b.{0,30}\bgoed|verwijder|"
         r"godk[äa]nn|godkend|godkjenn|radera|slet|zatwierd|usu[ńn]|одобр|удал|схвал|видал|"
         r"onayla|sil\b|ph[êe]\s+duy[ệe]t|x[óo]a\b|setujui|hapus|hyv[äa]ksy|poista|schval|ma[žz]\b|"
         r"έγκρινε|διάγραψ|aprob|[șs]terge|j[óo]v[áa]|t[öo]r[öo]l",
         r"批准|删除|承認|削除|승인|삭제|وافق|احذف|स्वीकार|हटा|אשר|מחק|อนุมัติ|ลบ",
+    ),
+    # an instruction tucked after an ordinary fact or preference: "also", "by the way"
+    "also": _idea(
+        r"also\b|additionally|as\s+well|in\s+addition|on\s+the\s+side|p\.s\.|by\s+the\s+way|"
+        r"one\s+more\s+thing|zus[äa]tzlich|au[ßs]erdem|aussi\b|[ée]galement|tambi[ée]n|adem[áa]s|"
+        r"anche\b|inoltre|tamb[ée]m|dessutom|ocks[åa]|ogs[åa]\b|my[öo]s\b|tak[żz]e|также|тоже|"
+        r"також|ayr[ıi]ca|c[ũu]ng\b|juga\b|επίσης|szint[ée]n|de\s+asemenea",
+        r"顺便|另外|ついでに|또한|أيضا|أيضًا|همچنین|גם",
+    ),
+    # someone outside the conversation whom the fact's object goes to
+    "outsider": _idea(
+        r"external|third[\s-]party|partner|vendor|contractor|shared\s+(?:channel|drive|folder)|"
+        r"public\s+(?:repo|gist|channel|link|bucket)|gist\b|pastebin|paste\.|transfer\.sh|"
+        r"git@|personal\s+(?:inbox|e-?mail)|gmail|proton|instead\s+of\s+(?:the\s+)?(?:customer|"
+        r"user|her|his|their)|rather\s+than\s+(?:the\s+)?(?:customer|user)|(?:change|switch|"
+        r"replace)\w*\s+the\s+(?:bank|payout|payment|account)",
+        r"(?<![\w&])#[a-z][a-z-]{2,}\b|\+\d[\d\s]{6,}",
+    ),
+    # trust moved from the person to a note, a tool, a source or a claimed status
+    "trust": _idea(
+        r"trust(?:worthy|ed)?\b|authoritative|takes?\s+priority|priority\s+(?:directive|over)|"
+        r"prioriti[sz]e\s+this|outrank|overrul|pre-?approved|blanket\s+permission|clearance|"
+        r"cleared\s+to|permanent\s+consent|has\s+been\s+verified|verified\s+as|(?:is|are)\s+mistaken|"
+        r"coming\s+directly\s+from|as\s+if\s+(?:i|she|he)\s+wrote|"
+        r"even\s+if\s+the\s+user|lower\s+priority|loyal",
+    ),
+    # talk about attacks, tests and research rather than an order (a red team, a classifier,
+    # a talk, a benchmark, a story): ordinary AI and security work is written this way
+    "study": _idea(
+        r"red[\s-]?team|test\s+cases?|classifier|flags?\b|detect|benchmark|evaluat|dataset|"
+        r"research|stud(?:y|ies|ying)|thesis|paper\b|talk\b|titled|workshop|blog\s+post|"
+        r"simulation|exercise|ctf\b|pentest|threat\s+model|model\s+card|annotat|examples?\s+of|"
+        r"such\s+as|messages\s+like|prompts\s+like|novel\b|story|villain|character|campaign",
     ),
     "money": _idea(
         r"wire\b|transfer\w*\s+(?:money|it|funds)|iban|account\s+\d|payment|purchase|"

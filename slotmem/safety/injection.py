@@ -10,6 +10,20 @@ from .model import weigh
 from .normalise import hidden_character, normalised, one_line
 from .rules import PATTERNS, SQUEEZED
 
+# A quotation (opened after a space, a bracket or a colon, closed before a space or a stop) that
+# a naming word introduces: "a talk titled '...'", "messages like '...'", "the phrase "..."".
+# What it holds is named, not said, so a pattern it alone matches does not count (the model
+# still weighs the whole text). "says", "reads" and "tells" do not introduce one.
+_QUOTATION = re.compile(
+    r"(?:^|(?<=[\s(\[:]))(?P<open>['\"“‘«„「])(?P<said>[^\n]{3,200}?)['\"”’»“」]"
+    r"(?=[\s.,;:!?)\]]|$)"
+)
+_NAMING = re.compile(
+    r"\b(?:called|titled|entitled|named|like|such\s+as|e\.g\.|phrases?|strings?|slogan|"
+    r"examples?|labell?ed|keywords?|headline)\s*[:,]?\s*$",
+    re.IGNORECASE,
+)
+
 
 def injection_reason(*texts: str) -> str | None:
     """Why these texts look like instructions aimed at the agent (or carry hidden
@@ -66,11 +80,32 @@ def _scan(text: str, how: str) -> str | None:
     for variant, note in variants:
         lowered = variant.lower()
         for pattern, lower, why in PATTERNS:
-            match = pattern.search(lowered if lower else variant)
-            if match:
-                return f"possible prompt injection ({why}{note}): {one_line(match.group(), 60)!r}"
-    squeezed = re.sub(r"[^a-z]", "", normalised(text).lower())
-    match = SQUEEZED.search(squeezed)
-    if match:
-        return f"possible prompt injection (instruction override, spaced out): {match.group()!r}"
+            target = lowered if lower else variant
+            for match in pattern.finditer(target):
+                if not _named(target, match.start(), match.end()):
+                    return (
+                        f"possible prompt injection ({why}{note}): {one_line(match.group(), 60)!r}"
+                    )
+    squeezed = SQUEEZED.search(re.sub(r"[^a-z]", "", normalised(text).lower()))
+    if squeezed:  # read again without what naming words quote
+        unnamed = normalised(_QUOTATION.sub(_unnamed, text)).lower()
+        squeezed = SQUEEZED.search(re.sub(r"[^a-z]", "", unnamed))
+    if squeezed:
+        return f"possible prompt injection (instruction override, spaced out): {squeezed.group()!r}"
     return None
+
+
+def _named(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] lies inside a quotation a naming word introduces (``_NAMING``)."""
+    return any(
+        quote.start("said") <= start
+        and end <= quote.end("said")
+        and _NAMING.search(text, max(0, quote.start() - 30), quote.start())
+        for quote in _QUOTATION.finditer(text)
+    )
+
+
+def _unnamed(quote: re.Match) -> str:
+    """A quotation without what it holds when a naming word introduces it, else as written."""
+    before = quote.string[max(0, quote.start() - 30) : quote.start()]
+    return " " if _NAMING.search(before) else quote.group()
