@@ -40,6 +40,11 @@ In the seventh round ``holdout5`` and ``holdout6`` are no longer unseen (their m
 ``holdout5`` is trained on as dev rows (benchmarks/train_safety.py), so its figures are a fit,
 not a measurement; ``holdout6`` is a development check, never trained on.
 
+- ``holdout7`` (safety-holdout7.json, issue 22 item 5, seventh round): written by a helper who
+  never saw the scan, its training rows or the other splits, and committed alone (a130fe1)
+  before the seventh round's changes were merged; the engineer who made them never opened it.
+  Measured once on the code before the round (1727520) and once when the round was final.
+
 --extra PATH reads one more file of rows in the same format (a JSON list, or an object with
 an "injection" list; each row {"text", "label": "attack"|"ordinary", "kind", "lang",
 "split"}), so a split nobody has tuned on can be measured without committing it first; its
@@ -77,9 +82,10 @@ MORE = [
         "safety-dev-seventh.json",
         "safety-holdout5.json",
         "safety-holdout6.json",
+        "safety-holdout7.json",
     )
 ]
-SPLITS = ["dev", "test", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6"]
+SPLITS = ["dev", "test", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7"]
 
 
 @contextmanager
@@ -217,7 +223,7 @@ def timing(ordinary: list[str], rounds: int = 5) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--split", default="all", help="dev, test, holdout2, ..., holdout6, all, ..."
+        "--split", default="all", help="dev, test, holdout2, ..., holdout7, all, ..."
     )
     parser.add_argument("--extra", type=Path, help="One more file of labelled rows")
     parser.add_argument("--misses", action="store_true", help="Print what was scored wrong")
