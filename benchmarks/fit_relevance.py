@@ -392,18 +392,11 @@ def choose_semantic_floor(calibration: Calibration, rows, floor: float, answerab
     the agent memories' keyed, paraphrased and mention questions) within SEMANTIC_LOSS of what
     they keep at 1 (the targets alone chose 3 to 4, which let LoCoMo's off-topic facts fall to
     0.28 but cost the agent memories' paraphrased questions 2 to 3 points)."""
-    kinds = {(r.conversation, r.message): r.kind for r in rows if r.kind}
-    sets = {("locomo", TARGET["hybrid"]): answerable}
-    for (mode, kind), target in AGENT_TARGET.items():
-        asked = {q for q, k in kinds.items() if k == kind}
-        if mode == "hybrid" and asked:
-            sets[(kind, target)] = asked
+    sets = hybrid_shares(rows, answerable)
 
     def shares(ratio: float) -> dict:
-        found = held_relevant(
-            dataclasses.replace(calibration, semantic_floor=ratio), rows, floor, "hybrid"
-        )
-        return {name: len(found & asked) / max(1, len(asked)) for name, asked in sets.items()}
+        fold = dataclasses.replace(calibration, semantic_floor=ratio)
+        return shares_kept(fold, rows, floor, sets)
 
     base = shares(SEMANTIC_FLOORS[0])
     best = SEMANTIC_FLOORS[0]
