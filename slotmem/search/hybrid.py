@@ -28,6 +28,10 @@ class VectorLeg(Protocol):
 
     def distances(self, blob: bytes, seqs: list[int]) -> dict[int, float]: ...
 
+    def nearest(
+        self, blob: bytes, slots: list[str] | None, k: int, others: list[int]
+    ) -> tuple[list[tuple[int, float]], dict[int, float]]: ...
+
 
 def search(
     conn,
@@ -58,10 +62,11 @@ def search(
             until=query.until,
             tags=query.tags,
         )
-    neighbours = vectors.knn(blob, slots, fusion.DEPTH)
     facts = {row["seq"]: row for row in rows}
+    # the vector leg's neighbours and the lexical candidates' distances, one read of the vectors
+    neighbours, measured = vectors.nearest(blob, slots, fusion.DEPTH, list(facts))
     distance = dict(neighbours)
-    distance.update(vectors.distances(blob, [seq for seq in facts if seq not in distance]))
+    distance.update((seq, measured[seq]) for seq in facts if seq in measured)
     others = [seq for seq, _ in neighbours if seq not in facts]
     facts.update(_fetch(conn, ranking, now, others, query))
     keys = relevance.key_matches(
