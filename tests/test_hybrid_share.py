@@ -7,6 +7,7 @@ import random
 import llm
 import pytest
 
+from slotmem import search
 from slotmem.vectors.semantic import Semantic
 
 WORDS = [f"w{i:03d}" for i in range(150)]
@@ -124,3 +125,32 @@ def test_a_hybrid_search_reads_the_stored_vectors_once(mem):
     finally:
         mem.conn.set_trace_callback(None)
     assert len(reads) == 1
+
+
+def test_one_lexical_search_gives_the_hits_two_gave(mem, monkeypatch):
+    """A hybrid search whose leg and search by words alone plan the same terms runs the plan's
+    arms once (``lexical.search_both``): the same hits, scores and relevance as two searches."""
+    shared = hits(mem)
+    monkeypatch.setattr(search, "SHARED", False)
+    assert hits(mem) == shared
+
+
+def fts_statements(store, text: str, **options) -> int:
+    found = []
+    store.conn.set_trace_callback(
+        lambda sql: found.append(sql) if "memory_facts_fts MATCH" in sql else None
+    )
+    try:
+        store.query_facts(text, track_access=False, **options)
+    finally:
+        store.conn.set_trace_callback(None)
+    return len(found)
+
+
+@pytest.mark.parametrize("options", [{}, {"min_relevance": 0.3, "slots": ["user"]}])
+def test_a_rare_word_hybrid_search_runs_its_terms_once(mem, options):
+    mem.semantic.query_vector(f"{WORDS[120]} {WORDS[130]}")  # embedded before: not counted
+    assert fts_statements(mem, f"{WORDS[120]} {WORDS[130]}", **options) == 1
+    # a common word is capped within the hybrid leg's budget: two searches, as before
+    with_common = f"{WORDS[0]} {WORDS[1]} {WORDS[2]} {WORDS[3]} {WORDS[4]} {WORDS[130]}"
+    assert fts_statements(mem, with_common, **options) > 1

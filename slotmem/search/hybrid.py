@@ -43,12 +43,13 @@ def search(
     now: int,
     vectors: VectorLeg,
     freqs: DocFreqs | None = None,
+    rows: list | None = None,
 ) -> list[Hit]:
     """Both legs' best ``fusion.DEPTH`` candidates for the query (``plan``: its lexical terms,
-    None when none can match; ``blob``: its vector), fused, best first."""
+    None when none can match; ``blob``: its vector), fused, best first. ``rows``: the lexical
+    leg's candidates found already (``lexical.search_both``)."""
     slots = list(query.slots) if query.slots else None
-    rows = []
-    if plan:
+    if rows is None and plan:
         rows = lexical.search(
             conn,
             plan,
@@ -62,6 +63,7 @@ def search(
             until=query.until,
             tags=query.tags,
         )
+    rows = rows or []
     facts = {row["seq"]: row for row in rows}
     # the vector leg's neighbours and the lexical candidates' distances, one read of the vectors
     neighbours, measured = vectors.nearest(blob, slots, fusion.DEPTH, list(facts))
