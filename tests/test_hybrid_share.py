@@ -52,6 +52,8 @@ def mem(store):
             }
         )
     store.upsert_many(facts)
+    for i in range(0, 600, 4):
+        store.tag(facts[i]["slot"], facts[i]["key"], "fourth")
     store.semantic.reindex("fake-words")
     yield store
     llm.pm.unregister(name="word-vectors")
@@ -73,6 +75,7 @@ OPTIONS = [
     {"min_relevance": 0.3},
     {"min_relevance": 0.6, "slots": ["user", "agent"]},
     {"min_score": 0.5},
+    {"tags": ["fourth"], "min_relevance": 0.2},
     {"explain": True, "limit": 8},
 ]
 
