@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DocFreqs", "Query", "Ranking", "run"]
 
+SHARED = True  # False: a hybrid search runs its two lexical searches apart (tests compare)
+
 
 def run(
     conn,
@@ -51,12 +53,53 @@ def run(
     if blob is not None and vectors is not None:
         from . import hybrid  # a lexical search needs none of it
 
+        # the search by words alone plans the same terms (the same snapshot) without a budget
+        alone = plan.choose(list(chosen.every), chosen.facts) if chosen is not None else None
+        if SHARED and chosen and chosen == alone and not query.explain:
+            return _shared(conn, query, chosen, blob, ranking, now, vectors, freqs)
         hits = hybrid.search(
             conn, query, chosen, blob, ranking=ranking, now=now, vectors=vectors, freqs=freqs
         )
-        alone = plan.plan(conn, query.terms, None, freqs) if query.terms else None
         return monotone(hits, _lexical(conn, query, alone, ranking, now, freqs), query)
     return _lexical(conn, query, chosen, ranking, now, freqs)
+
+
+def _shared(
+    conn, query: Query, chosen, blob: bytes, ranking: Ranking, now: int, vectors, freqs
+) -> list[Hit]:
+    """A hybrid search whose two lexical searches (the hybrid leg's and the one by words alone
+    that ``monotone`` holds it to) run the same plan (no term dropped or capped, as for rare
+    words): its arms run once (``lexical.search_both``), with the hits two searches give."""
+    from . import fusion, hybrid
+
+    total = relevance.query_mass(chosen, query.terms, ranking)
+    present, scored = lexical.search_both(
+        conn,
+        chosen,
+        ranking,
+        slots=list(query.slots) if query.slots else None,
+        depth=fusion.DEPTH,
+        limit=query.limit,
+        now=now,
+        min_score=query.min_score,
+        min_relevance=query.min_relevance,
+        total=total,
+        since=query.since,
+        until=query.until,
+        tags=query.tags,
+    )
+    hits = hybrid.search(
+        conn,
+        query,
+        chosen,
+        blob,
+        ranking=ranking,
+        now=now,
+        vectors=vectors,
+        freqs=freqs,
+        rows=present,
+    )
+    return monotone(hits, _hits(conn, query, chosen, ranking, scored, total, freqs), query)
 
 
 def _lexical(
@@ -74,7 +117,6 @@ def _lexical(
         if found is not None:
             chosen = plan.Plan(chosen.every, chosen.facts, (), chosen.every)
     total = relevance.query_mass(chosen, query.terms, ranking)
-    floor = query.min_relevance
     rows = lexical.search(
         conn,
         chosen,
@@ -83,7 +125,7 @@ def _lexical(
         limit=query.limit,
         now=now,
         min_score=query.min_score,
-        min_relevance=floor,
+        min_relevance=query.min_relevance,
         total=total,
         explain=query.explain,
         since=query.since,
@@ -91,6 +133,14 @@ def _lexical(
         tags=query.tags,
         rows=found,
     )
+    return _hits(conn, query, chosen, ranking, rows, total, freqs)
+
+
+def _hits(
+    conn, query: Query, chosen, ranking: Ranking, rows: list, total: float, freqs
+) -> list[Hit]:
+    """The lexical search's rows as hits, above the query's floor."""
+    floor = query.min_relevance
     keys = relevance.key_matches(
         relevance.stems(query.terms),
         [row["key"] for row in rows],

@@ -28,6 +28,10 @@ class VectorLeg(Protocol):
 
     def distances(self, blob: bytes, seqs: list[int]) -> dict[int, float]: ...
 
+    def nearest(
+        self, blob: bytes, slots: list[str] | None, k: int, others: list[int]
+    ) -> tuple[list[tuple[int, float]], dict[int, float]]: ...
+
 
 def search(
     conn,
@@ -39,12 +43,13 @@ def search(
     now: int,
     vectors: VectorLeg,
     freqs: DocFreqs | None = None,
+    rows: list | None = None,
 ) -> list[Hit]:
     """Both legs' best ``fusion.DEPTH`` candidates for the query (``plan``: its lexical terms,
-    None when none can match; ``blob``: its vector), fused, best first."""
+    None when none can match; ``blob``: its vector), fused, best first. ``rows``: the lexical
+    leg's candidates found already (``lexical.search_both``)."""
     slots = list(query.slots) if query.slots else None
-    rows = []
-    if plan:
+    if rows is None and plan:
         rows = lexical.search(
             conn,
             plan,
@@ -58,10 +63,12 @@ def search(
             until=query.until,
             tags=query.tags,
         )
-    neighbours = vectors.knn(blob, slots, fusion.DEPTH)
+    rows = rows or []
     facts = {row["seq"]: row for row in rows}
+    # the vector leg's neighbours and the lexical candidates' distances, one read of the vectors
+    neighbours, measured = vectors.nearest(blob, slots, fusion.DEPTH, list(facts))
     distance = dict(neighbours)
-    distance.update(vectors.distances(blob, [seq for seq in facts if seq not in distance]))
+    distance.update((seq, measured[seq]) for seq in facts if seq in measured)
     others = [seq for seq, _ in neighbours if seq not in facts]
     facts.update(_fetch(conn, ranking, now, others, query))
     keys = relevance.key_matches(

@@ -82,23 +82,29 @@ class Ranking:
         explain: bool = False,
         tf: bool = True,
         rows: list[tuple] | None = None,
+        both: bool = False,
     ) -> tuple[str, dict]:
         """The one statement: arms -> parts summed per fact -> factors -> score (no LIMIT yet).
         ``tf=False`` (or ``presence``) scores each matched term as present (tf = 1), without
         bm25. ``rows``: each fact's parts summed already (common.py: seq, match, mass, matched,
-        specific, parts), in place of the FTS5 arms."""
+        specific, parts), in place of the FTS5 arms. ``both``: each row also carries
+        ``pmatch`` and ``pscore``, its match and score with tf = 1 (``search_both``)."""
         params: dict = {}
         tf = tf and not self.presence
         slot_test = _slot_test(slots, params)
         parts = ", group_concat(arm || ':' || coalesce(raw, ''), ' ') AS parts" if explain else ""
+        present = ""
         if rows is None:
             arms = " UNION ALL ".join(
-                self._arm(i, arm, plan.facts, slots, params, tf) for i, arm in enumerate(plan.arms)
+                self._arm(i, arm, plan.facts, slots, params, tf, both)
+                for i, arm in enumerate(plan.arms)
             )
-            matched = f"""hits(seq, arm, raw, part, mass, specific) AS ({arms}),
+            extra = ", present" if both else ""
+            sums = ", sum(present) AS pmatch" if both else ""
+            matched = f"""hits(seq, arm, raw, part, mass, specific{extra}) AS ({arms}),
             matched AS (
                 SELECT seq, sum(part) AS match, sum(mass) AS mass, count(*) AS matched,
-                       max(specific) AS specific{parts}
+                       max(specific) AS specific{parts}{sums}
                 FROM hits GROUP BY seq)"""
         else:  # summed per fact already (common.py): one JSON array of rows
             import json  # only then: a cold lexical `context` does without
@@ -109,25 +115,35 @@ class Ranking:
                 ", ".join(f"json_extract(value, '$[{i}]') AS {c}" for i, c in enumerate(columns))
             )
         feedback, recency = self.factors()
+        if both:
+            present = f", m.pmatch, m.pmatch * f.confidence * {feedback} * {recency} AS pscore"
         sql = f"""
             WITH {matched}
             SELECT f.*, m.match, m.mass, m.matched, m.specific{", m.parts" if explain else ""},
                    {feedback} AS feedback, {recency} AS recency,
-                   m.match * f.confidence * {feedback} * {recency} AS score
+                   m.match * f.confidence * {feedback} * {recency} AS score{present}
             FROM matched m CROSS JOIN memory_facts f ON f.seq = m.seq
             {"WHERE " + slot_test if slot_test else ""}"""
         return sql, params
 
     def _arm(
-        self, i: int, arm: Arm, facts: int, slots: list[str] | None, params: dict, tf: bool = True
+        self,
+        i: int,
+        arm: Arm,
+        facts: int,
+        slots: list[str] | None,
+        params: dict,
+        tf: bool = True,
+        both: bool = False,
     ) -> str:
         """One term's rows: (seq, arm number, FTS5 bm25 or NULL, the term's part, its idf, its
-        specificity)."""
+        specificity[, its part with tf = 1 when ``both``])."""
         params[f"q{i}"], params[f"c{i}"] = arm.match, self.coordination
         params[f"v{i}"] = relevance.weight(self, facts, arm.df)
         params[f"s{i}"] = relevance.specificity(arm.term) if arm.table == WORDS else 1.0
+        params[f"w{i}"] = self.idf(facts, arm.df)
+        present = f", :w{i} + :c{i}" if both else ""
         if arm.table == CJK or not tf:  # binary: the term is there or not
-            params[f"w{i}"] = self.idf(facts, arm.df)
             raw, score, rank = "NULL", f":w{i} + :c{i}", ""
         else:  # bm25 with FTS5's idf swapped for ours; the slot tag column weighs nothing
             params[f"m{i}"] = self.idf(facts, arm.df) / fts5_idf(facts, arm.df)
@@ -137,7 +153,7 @@ class Ranking:
                 f"-t.rank * :m{i} + :c{i}",
                 f" AND t.rank MATCH 'bm25({weights})'",
             )
-        select = f"SELECT t.rowid, {i}, {raw}, {score}, :v{i}, :s{i} FROM {arm.table} t"
+        select = f"SELECT t.rowid, {i}, {raw}, {score}, :v{i}, :s{i}{present} FROM {arm.table} t"
         where = f" WHERE t.{arm.table} MATCH :q{i}{rank}"
         if slots and arm.cap is not None and arm.table == WORDS:  # FTS5 skips to the slots' own
             params[f"q{i}"] = f"({arm.match}) AND ({' OR '.join(map(slot_tag, slots))})"
@@ -188,6 +204,61 @@ def search(
     order = "score DESC, length(key) + length(value), seq DESC"
     sql = f"SELECT * FROM ({sql}) {where} ORDER BY {order} LIMIT :limit"
     return conn.execute(sql, params).fetchall()
+
+
+def search_both(
+    conn,
+    plan: Plan,
+    ranking: Ranking,
+    *,
+    slots: list[str] | None,
+    depth: int,
+    limit: int,
+    now: int,
+    min_score: float | None = None,
+    min_relevance: float | None = None,
+    total: float = 0.0,
+    since: int | None = None,
+    until: int | None = None,
+    tags: tuple[str, ...] = (),
+) -> tuple[list, list]:
+    """What a hybrid search asks of the same plan twice, in one statement (the FTS5 arms run
+    once): the best ``depth`` rows with each matched term scored as present (``search`` with
+    ``tf=False``: the hybrid leg's candidates, ordered by ``pscore``), and the best ``limit``
+    scored as ``search`` scores them (the search by words alone, with its ``min_score`` and
+    ``min_relevance``). Each in the order, and with the rows, ``search`` gives; a row of the
+    first carries the second's ``match`` and ``score`` (its ``pmatch`` and ``pscore`` are its
+    own), which a hybrid search does not read."""
+    sql, params = ranking.sql(plan, slots, both=True)
+    params.update(now=now, depth=depth, limit=limit, total=total)
+    tests = fact_tests(params, since, until, tags)
+    alone = []
+    if min_score is not None:
+        alone.append("score >= :min_score")
+        params["min_score"] = float(min_score)
+    if min_relevance is not None:
+        alone.append(ranking.calibration.lexical_sql(min_relevance, params))
+    kept = " AND ".join(alone) or "1"
+    order = "length(key) + length(value), seq DESC"  # as in ``search``
+    sql = f"""
+        SELECT * FROM (
+            SELECT *, row_number() OVER (ORDER BY pscore DESC, {order}) AS by_presence,
+                   CASE WHEN {kept} THEN row_number() OVER (
+                       PARTITION BY ({kept}) ORDER BY score DESC, {order}) END AS by_score
+            FROM ({sql}) WHERE {" AND ".join(tests)})
+        WHERE by_presence <= :depth OR by_score <= :limit"""
+    rows = conn.execute(sql, params).fetchall()
+    present = sorted((row for row in rows if row["by_presence"] <= depth), key=_by_presence)
+    scored = [row for row in rows if row["by_score"] is not None and row["by_score"] <= limit]
+    return present, sorted(scored, key=_by_score)
+
+
+def _by_presence(row) -> int:
+    return row["by_presence"]
+
+
+def _by_score(row) -> int:
+    return row["by_score"]
 
 
 def fact_tests(

@@ -399,6 +399,22 @@ class Semantic:
         )
         return ranked[: max(1, k)]
 
+    def nearest(
+        self, blob: bytes, slots: list[str] | None, k: int, others: list[int]
+    ) -> tuple[list[tuple[int, float]], dict[int, float]]:
+        """``knn``'s neighbours, and the distances of ``others`` as well (the lexical leg's
+        facts in a hybrid search): the stored vectors of both read in one pass, where ``knn``
+        then ``distances`` read them twice. The same figures: a fact's distance does not depend
+        on the facts asked with it (``distances``)."""
+        candidates = self.index.candidates(blob, slots, k)
+        measured = self.distances(blob, list(dict.fromkeys([*candidates, *others])))
+        pool = set(candidates)
+        ranked = sorted(
+            ((seq, dist) for seq, dist in measured.items() if seq in pool),
+            key=lambda item: (item[1], item[0]),
+        )
+        return ranked[: max(1, k)], measured
+
     def newest(self, limit: int) -> list[tuple[str, str, str, int]]:
         """(slot, key, value, seq) of the ``limit`` most recently updated live facts that have
         a vector of the memory's model, newest first (the UI's map)."""
