@@ -142,6 +142,8 @@ def tally(store, memory, offtopic, mode: str, tallies, floor=None, old=False) ->
     semantic = mode == "hybrid"
 
     def ask(message: str, setting) -> tuple[list[str], int, float]:
+        if semantic:  # each build embeds its message, as a new message would
+            store.semantic.forget_query_vectors()
         start = time.perf_counter()
         if old:
             keys, tokens = before(store, message, memory.slots, semantic)
