@@ -1,7 +1,13 @@
 """What reaches the prompt: the context builder on LoCoMo, lexical and hybrid side by side.
 
     python benchmarks/context.py                   # pip install 'slotmem[semantic]'; about 20 minutes
-    python benchmarks/context.py --parts quality   # agents, probe, quality, retrieval, tracking, cold
+    python benchmarks/context.py --parts quality   # agents, probe, quality, grid, reach, retrieval,
+                                                   # tracking, cold
+    python benchmarks/context.py --parts quality,agents,probe --settings 30:1000,50:2000
+    python benchmarks/context.py --parts grid --candidates 30,50,75,100 --budgets 1000,1500,2000,3000
+
+``--settings``: the (candidates per slot, budget tokens) pairs that quality, agents and probe
+build with, side by side (the library's defaults unless given).
 
 - **agents**: what agents store (benchmarks/agent_memory.py: standing facts under telling keys,
   two slots, 5 to 5,000 facts), seed 3's memories (fitting used seeds 1 and 2): the share of
@@ -20,11 +26,16 @@ slot per person, facts written at their session's time), four tables:
   benchmarks/data/offtopic.json (52 messages, never fitted on) asked of each conversation's
   memory. *on-topic*: the share of category-4 questions whose context holds a fact citing one of
   the question's evidence turns, over the questions some observation answers (and over all).
-  *tokens*: median and p95 of the estimated tokens of those questions' contexts. Rows: the
+  *tokens*: mean and p95 of the estimated tokens of those questions' contexts and of the
+  off-topic messages'; *build time*: against the first setting's, built side by side. Rows: the
   context as it was before (10 hits per slot, no floor, 1,500 characters per slot), with the
   shipped constants (fitted on these conversations), and held out (each conversation's contexts
   built with the constants and floor benchmarks/fit_relevance.py fits on the other four and the
   agent memories' dev families).
+- **grid**: candidates per slot x budget on the dev folds only (each fold's constants on the four
+  conversations it was fitted on, never the one it holds out; seed 3's agent memories, dev
+  families only): LoCoMo answers and off-topic facts, agent keyed and paraphrased questions,
+  the tokens of what the user receives and the build time against the first cell's.
 - **reach**: what limits *on-topic (answerable)*: the same held-out contexts (and the shipped
   constants' in-sample ones) for each of ``REACH_GRID``'s candidates per slot, token budget,
   semantic floor (``Calibration.semantic_floor``) and semantic margin
@@ -67,27 +78,43 @@ from slotmem import Ranking, Store
 from slotmem.agents import context
 from slotmem.agents.context import estimate_tokens
 
-PARTS = ("agents", "probe", "quality", "reach", "retrieval", "tracking", "cold")
+PARTS = ("agents", "probe", "quality", "grid", "reach", "retrieval", "tracking", "cold")
 KEY = re.compile(r"^- \*\*(.+?)\*\*", re.MULTILINE)
 
 
 # -- quality ----------------------------------------------------------------------------------
+# (candidates per slot, budget in tokens) that quality, agents and probe build with, side by side
+# (--settings 30:1000,100:3000); the library's defaults unless given
+SETTINGS = [(context.CANDIDATES, context.DEFAULT_BUDGET_TOKENS)]
+
+
+def label(setting: tuple[int, int]) -> str:
+    return f"{setting[0]} x {setting[1]}"
+
+
 @dataclass
 class Tally:
     offtopic: list[int] = field(default_factory=list)
     answered: list[bool] = field(default_factory=list)  # answerable category-4 questions
     answered_all: list[bool] = field(default_factory=list)  # every category-4 question
-    tokens: list[int] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)  # category-4 questions' contexts
+    offtopic_tokens: list[int] = field(default_factory=list)
     facts: list[int] = field(default_factory=list)
+    ms: list[float] = field(default_factory=list)  # every build
 
-    def row(self, name: str) -> str:
-        tokens = sorted(self.tokens)
-        p95 = tokens[max(0, int(len(tokens) * 0.95) - 1)]
+    def row(self, name: str, base: float) -> str:
+        on, off = self.tokens, self.offtopic_tokens
         return (
             f"| {name} | {statistics.mean(self.offtopic):.2f} | {statistics.mean(self.answered):.3f} "
-            f"| {statistics.mean(self.answered_all):.3f} | {statistics.median(tokens):.0f} / {p95} "
-            f"| {statistics.mean(self.facts):.1f} |"
+            f"| {statistics.mean(self.answered_all):.3f} | {statistics.mean(on):.0f} / "
+            f"{_pct(on, 0.95):.0f} | {statistics.mean(off):.0f} / {_pct(off, 0.95):.0f} "
+            f"| {statistics.mean(self.facts):.1f} | {sum(self.ms) / base:.2f} |"
         )
+
+
+def _pct(values, q: float) -> float:
+    values = sorted(values)
+    return values[max(0, int(len(values) * q + 0.5) - 1)]
 
 
 def before(store: Store, message: str, slots: list[str], semantic: bool) -> tuple[list[str], int]:
@@ -109,43 +136,66 @@ def before(store: Store, message: str, slots: list[str], semantic: bool) -> tupl
     return keys, estimate_tokens("\n\n".join(sections))
 
 
-def tally(store, memory, offtopic, mode: str, tallied: Tally, floor=None, old=False) -> None:
+def tally(store, memory, offtopic, mode: str, tallies, floor=None, old=False) -> None:
+    """``tallies``: setting -> Tally; each message is built at every setting in turn (so that
+    their build times are measured side by side)."""
     semantic = mode == "hybrid"
 
-    def ask(message: str) -> tuple[list[str], int]:
+    def ask(message: str, setting) -> tuple[list[str], int, float]:
+        if semantic:  # each build embeds its message, as a new message would
+            store.semantic.forget_query_vectors()
+        start = time.perf_counter()
         if old:
-            return before(store, message, memory.slots, semantic)
+            keys, tokens = before(store, message, memory.slots, semantic)
+            return keys, tokens, (time.perf_counter() - start) * 1000
         built = context.build(
             store,
             message,
             memory.slots,
+            candidates=setting[0],
+            budget_tokens=setting[1],
             min_relevance=floor,
             semantic=semantic,
             track_access=False,
         )
-        return [item.key for item in built.facts()], built.tokens
+        keys = [item.key for item in built.facts()]
+        return keys, built.tokens, (time.perf_counter() - start) * 1000
 
     for message in offtopic:
-        tallied.offtopic.append(len(ask(message)[0]))
+        for setting, tallied in tallies.items():
+            keys, tokens, ms = ask(message, setting)
+            tallied.offtopic.append(len(keys))
+            tallied.offtopic_tokens.append(tokens)
+            tallied.ms.append(ms)
     for question in memory.questions:
         if question.category != 4:
             continue
-        keys, tokens = ask(question.text)
-        found = memory.relevant(keys, question)
-        tallied.answered_all.append(found)
-        if memory.answerable(question):
-            tallied.answered.append(found)
-        tallied.tokens.append(tokens)
-        tallied.facts.append(len(keys))
+        for setting, tallied in tallies.items():
+            keys, tokens, ms = ask(question.text, setting)
+            found = memory.relevant(keys, question)
+            tallied.answered_all.append(found)
+            if memory.answerable(question):
+                tallied.answered.append(found)
+            tallied.tokens.append(tokens)
+            tallied.facts.append(len(keys))
+            tallied.ms.append(ms)
 
 
 def quality(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -> None:
+    """The table of the docstring, a row per setting of SETTINGS (its build time against the
+    first setting's, built side by side)."""
     offtopic = observations.offtopic()
     rows = fit_relevance.collect(memories, directory)  # builds directory/<sample_id>.db
     # each fold: four conversations and the agent memories' dev families (never the fifth)
     held_out = fit_relevance.folds(memories, rows + fit_relevance.agent_rows(directory, path))
-    names = ("before", "shipped", "held out")
-    results = {mode: {name: Tally() for name in names} for mode in fit_relevance.MODES}
+    results = {
+        mode: {
+            "before": {None: Tally()},
+            "shipped": {s: Tally() for s in SETTINGS},
+            "held out": {s: Tally() for s in SETTINGS},
+        }
+        for mode in fit_relevance.MODES
+    }
     for memory in memories:
         path = directory / f"{memory.sample_id}.db"
         calibration, floor = held_out[memory.sample_id]
@@ -158,19 +208,24 @@ def quality(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -
                 tally(store, memory, offtopic, mode, results[mode]["held out"], floor=floor)
     print(
         "| context | off-topic facts per message | on-topic (answerable) | on-topic (all) "
-        "| tokens median / p95 | facts per question |"
+        "| tokens on-topic mean / p95 | tokens off-topic mean / p95 | facts per question "
+        "| build time against the first setting |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for mode in fit_relevance.MODES:
-        for name, tallied in results[mode].items():
-            print(tallied.row(f"{mode}, {name}"))
+        for name, tallies in results[mode].items():
+            base = sum(tallies[SETTINGS[0]].ms) if SETTINGS[0] in tallies else sum(tallies[None].ms)
+            for setting, tallied in tallies.items():
+                named = f"{mode}, {name}" + (f", {label(setting)}" if setting else "")
+                print(tallied.row(named, base))
     answerable = sum(
         1 for m in memories for q in m.questions if q.category == 4 and m.answerable(q)
     )
     total = sum(1 for m in memories for q in m.questions if q.category == 4)
     print(
         f"\n{answerable} of {total} category-4 questions have an observation citing their evidence;"
-        f" {len(offtopic)} off-topic messages x {len(memories)} memories"
+        f" {len(offtopic)} off-topic messages x {len(memories)} memories; settings are candidates"
+        " per slot x budget tokens"
     )
 
 
@@ -245,6 +300,203 @@ def reach(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -> 
             )
 
 
+# -- grid: candidates per slot x budget, on the dev folds only --------------------------------
+GRID_CANDIDATES = (30, 50, 75, 100, 150, 200)
+GRID_BUDGETS = (1000, 1500, 2000, 2500, 3000, 4000)
+CANDIDATE_GRID, BUDGET_GRID = GRID_CANDIDATES, GRID_BUDGETS
+
+
+class _Searched:
+    """A store whose ``query_facts`` answers from searches already made (``hits``: slot ->
+    hits), so that one search per candidates value serves every budget; the rest is the store."""
+
+    def __init__(self, store: Store, hits: dict):
+        self._store, self._hits = store, hits
+
+    def query_facts(self, message, *, slots, **_options):
+        return self._hits[slots[0]]
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+def _cells(store, text, slots, floor, semantic, candidates, budgets):
+    """(candidates, budget) -> (keys, tokens, ms) for one message: each candidates value
+    searched once (timed), each budget filled from those hits (timed); ms is both."""
+    found = {}
+    for slot in slots:  # untimed: the first search of a message also embeds it and reads pages
+        store.query_facts(
+            text, slots=[slot], limit=max(candidates), track_access=False, semantic=semantic
+        )
+    for wanted in candidates:
+        hits, start = {}, time.perf_counter()
+        for slot in slots:
+            hits[slot] = store.query_facts(
+                text,
+                slots=[slot],
+                limit=wanted,
+                min_relevance=store.min_relevance(slot) if floor is None else floor,
+                track_access=False,
+                semantic=semantic,
+            )
+        searched = (time.perf_counter() - start) * 1000
+        proxy = _Searched(store, hits)
+        for budget in budgets:
+            start = time.perf_counter()
+            built = context.build(
+                proxy,
+                text,
+                slots,
+                budget_tokens=budget,
+                min_relevance=floor,
+                candidates=wanted,
+                semantic=semantic,
+                track_access=False,
+            )
+            ms = searched + (time.perf_counter() - start) * 1000
+            found[wanted, budget] = ([item.key for item in built.facts()], built.tokens, ms)
+    return found
+
+
+def grid(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -> None:
+    """Candidates per slot x budget (GRID_CANDIDATES x GRID_BUDGETS, or --candidates and
+    --budgets) on the dev folds only: for each LoCoMo fold (fit_relevance.folds: the constants
+    and floor fitted without one conversation), the contexts of the four conversations it was
+    fitted on, never the one it holds out; and seed 3's agent memories, dev families only, at
+    the shipped constants. Printed per cell: LoCoMo answers reached and off-topic facts per
+    message (benchmarks/data/offtopic_dev.json: offtopic.json is kept for the held-out figures),
+    lexical / hybrid; agent dev keyed / paraphrased questions reached; the tokens of the
+    context (mean and p95, on-topic and off-topic, both modes pooled); the time of a build
+    against the first cell's, measured side by side (each message searched and filled at every
+    cell in turn). Raw results: GRID_DUMP, when set, a JSON file."""
+    import json
+
+    offtopic = observations.offtopic(dev=True)  # offtopic.json is for the held-out figures
+    rows = fit_relevance.collect(memories, directory) + fit_relevance.agent_rows(directory, path)
+    fitted = fit_relevance.folds(memories, rows)
+    results = []  # one dict per message, mode and cell
+    for held, (calibration, floor) in fitted.items():
+        for memory in memories:
+            if memory.sample_id == held:  # the fold's held-out conversation: never looked at
+                continue
+            asked = [(q.text, q) for q in memory.questions if q.category == 4]
+            asked = [(t, q) for t, q in asked if memory.answerable(q)]
+            asked += [(text, None) for text in offtopic]
+            ranking = Ranking(calibration=calibration)
+            with Store(directory / f"{memory.sample_id}.db", ranking=ranking) as store:
+                for mode in fit_relevance.MODES:
+                    for text, question in asked:
+                        cells = _cells(
+                            store,
+                            text,
+                            memory.slots,
+                            floor,
+                            mode == "hybrid",
+                            CANDIDATE_GRID,
+                            BUDGET_GRID,
+                        )
+                        for (wanted, budget), (keys, tokens, ms) in cells.items():
+                            results.append(
+                                {
+                                    "set": "locomo",
+                                    "fold": held,
+                                    "memory": memory.sample_id,
+                                    "mode": mode,
+                                    "candidates": wanted,
+                                    "budget": budget,
+                                    "kind": "offtopic" if question is None else "question",
+                                    "found": None
+                                    if question is None
+                                    else memory.relevant(keys, question),
+                                    "facts": len(keys),
+                                    "tokens": tokens,
+                                    "ms": ms,
+                                }
+                            )
+        print(f"(fold {held} done)", flush=True)
+    pad = agent_memory.padding(path)
+    for seed in REPORT_SEEDS:
+        for size in agent_memory.SIZES:
+            memory = agent_memory.memory(seed, size, pad)
+            questions = [q for q in memory.questions if agent_memory.family_part(q.family) == "dev"]
+            with agent_memory.build(memory, directory / f"grid-{memory.name}.db") as store:
+                for mode in fit_relevance.MODES:
+                    asked = [(q.text, q) for q in questions] + [(t, None) for t in offtopic]
+                    for text, question in asked:
+                        cells = _cells(
+                            store,
+                            text,
+                            list(agent_memory.SLOTS),
+                            None,
+                            mode == "hybrid",
+                            CANDIDATE_GRID,
+                            BUDGET_GRID,
+                        )
+                        for (wanted, budget), (keys, tokens, ms) in cells.items():
+                            results.append(
+                                {
+                                    "set": "agents",
+                                    "fold": "",
+                                    "memory": memory.name,
+                                    "mode": mode,
+                                    "candidates": wanted,
+                                    "budget": budget,
+                                    "kind": "offtopic" if question is None else question.kind,
+                                    "found": None if question is None else question.answer in keys,
+                                    "facts": len(keys),
+                                    "tokens": tokens,
+                                    "ms": ms,
+                                }
+                            )
+    if os.environ.get("GRID_DUMP"):
+        Path(os.environ["GRID_DUMP"]).write_text(json.dumps(results))
+    grid_table(results)
+
+
+def grid_table(results) -> None:
+    def pick(**where):
+        return [r for r in results if all(r[k] == v for k, v in where.items())]
+
+    first = (CANDIDATE_GRID[0], BUDGET_GRID[0])
+    base = sum(r["ms"] for r in pick(candidates=first[0], budget=first[1], set="locomo"))
+    print(
+        "| candidates per slot | budget | LoCoMo answers (dev) | LoCoMo off-topic facts per message "
+        "| agents keyed (dev) | agents paraphrased (dev) | agents off-topic | tokens on-topic mean / p95 "
+        "| tokens off-topic mean / p95 | build time against the first |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for wanted in CANDIDATE_GRID:
+        for budget in BUDGET_GRID:
+            cell = pick(candidates=wanted, budget=budget)
+            loc = [r for r in cell if r["set"] == "locomo"]
+
+            def mean(rows, field):
+                return statistics.mean(r[field] for r in rows) if rows else float("nan")
+
+            def both(rows, field, kind, fmt):
+                return " / ".join(
+                    format(
+                        mean([r for r in rows if r["mode"] == m and r["kind"] == kind], field), fmt
+                    )
+                    for m in fit_relevance.MODES
+                )
+
+            agents_rows = [r for r in cell if r["set"] == "agents"]
+            on = [r["tokens"] for r in loc if r["kind"] == "question"]
+            off = [r["tokens"] for r in loc if r["kind"] == "offtopic"]
+            ratio = sum(r["ms"] for r in loc) / base
+            print(
+                f"| {wanted} | {budget} | {both(loc, 'found', 'question', '.3f')} "
+                f"| {both(loc, 'facts', 'offtopic', '.2f')} "
+                f"| {both(agents_rows, 'found', 'keyed', '.3f')} "
+                f"| {both(agents_rows, 'found', 'paraphrased', '.3f')} "
+                f"| {both(agents_rows, 'facts', 'offtopic', '.2f')} "
+                f"| {statistics.mean(on):.0f} / {_pct(on, 0.95):.0f} "
+                f"| {statistics.mean(off):.0f} / {_pct(off, 0.95):.0f} | {ratio:.2f} |",
+                flush=True,
+            )
+
+
 # -- agents: what agents store (benchmarks/agent_memory.py) ---------------------------------
 REPORT_SEEDS = (3,)  # agent memories reported on (fitted on: fit_relevance.AGENT_FIT)
 
@@ -252,80 +504,101 @@ REPORT_SEEDS = (3,)  # agent memories reported on (fitted on: fit_relevance.AGEN
 def agents(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -> None:
     """Each report seed's memory at each size: the share of keyed and paraphrased questions
     whose context holds their fact, by part (test: families never fitted or tuned on; dev:
-    fitted on, other seeds), lexical and hybrid at the shipped constants and floor; facts per
-    off-topic message; other facts per question."""
+    fitted on, other seeds), lexical and hybrid at the shipped constants and floor, at each
+    setting of SETTINGS; facts per off-topic message; other facts per question."""
     offtopic = observations.offtopic()
     pad = agent_memory.padding(path)
     found: dict[tuple, list[bool]] = {}
     others: dict[tuple, list[int]] = {}
     off: dict[tuple, list[int]] = {}
+
+    def ask(store, text, semantic, setting):
+        built = context.build(
+            store,
+            text,
+            agent_memory.SLOTS,
+            candidates=setting[0],
+            budget_tokens=setting[1],
+            semantic=semantic,
+            track_access=False,
+        )
+        return [item.key for item in built.facts()]
+
     for seed in REPORT_SEEDS:
         for size in agent_memory.SIZES:
             memory = agent_memory.memory(seed, size, pad)
             with agent_memory.build(memory, directory / f"{memory.name}.db") as store:
                 for mode in fit_relevance.MODES:
                     semantic = mode == "hybrid"
-                    for question in memory.questions:
-                        built = context.build(
-                            store,
-                            question.text,
-                            agent_memory.SLOTS,
-                            semantic=semantic,
-                            track_access=False,
-                        )
-                        keys = [item.key for item in built.facts()]
-                        part = agent_memory.family_part(question.family)
-                        for row in ((part, question.kind, mode, size), (part, question.kind, mode)):
-                            found.setdefault(row, []).append(question.answer in keys)
-                            others.setdefault(row, []).append(
-                                sum(key != question.answer for key in keys)
-                            )
-                    for message in offtopic:
-                        built = context.build(
-                            store,
-                            message,
-                            agent_memory.SLOTS,
-                            semantic=semantic,
-                            track_access=False,
-                        )
-                        off.setdefault((mode, size), []).append(len(built.facts()))
-                        off.setdefault((mode,), []).append(len(built.facts()))
-    print("| part | question | mode | size | fact in context | other facts | questions |")
-    print("|---|---|---|---|---|---|---|")
-    for row in sorted(found, key=lambda r: (r[0] != "test", r[1], r[2], len(r), r[3:])):
-        size = row[3] if len(row) == 4 else "all"
-        bold = "**" if len(row) == 3 and row[0] == "test" else ""
+                    for setting in SETTINGS:
+                        named = label(setting)
+                        for question in memory.questions:
+                            keys = ask(store, question.text, semantic, setting)
+                            part = agent_memory.family_part(question.family)
+                            for row in (
+                                (part, question.kind, mode, named, size),
+                                (part, question.kind, mode, named),
+                            ):
+                                found.setdefault(row, []).append(question.answer in keys)
+                                others.setdefault(row, []).append(
+                                    sum(key != question.answer for key in keys)
+                                )
+                        for message in offtopic:
+                            keys = ask(store, message, semantic, setting)
+                            off.setdefault((mode, named, size), []).append(len(keys))
+                            off.setdefault((mode, named), []).append(len(keys))
+    print("| part | question | mode | setting | size | fact in context | other facts | questions |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in sorted(found, key=lambda r: (r[0] != "test", r[1], r[2], r[3], len(r), r[4:])):
+        size = row[4] if len(row) == 5 else "all"
+        bold = "**" if len(row) == 4 and row[0] == "test" else ""
         print(
-            f"| {row[0]} | {row[1]} | {row[2]} | {size} | {bold}{statistics.mean(found[row]):.3f}"
-            f"{bold} | {statistics.mean(others[row]):.1f} | {len(found[row])} |"
+            f"| {row[0]} | {row[1]} | {row[2]} | {row[3]} | {size} | {bold}"
+            f"{statistics.mean(found[row]):.3f}{bold} | {statistics.mean(others[row]):.1f} "
+            f"| {len(found[row])} |"
         )
-    print("\n| off-topic messages | mode | size | facts per message |\n|---|---|---|---|")
-    for row in sorted(off, key=lambda r: (r[0], len(r), r[1:])):
-        size = row[1] if len(row) == 2 else "all"
-        print(f"| offtopic.json | {row[0]} | {size} | {statistics.mean(off[row]):.2f} |")
+    print(
+        "\n| off-topic messages | mode | setting | size | facts per message |\n|---|---|---|---|---|"
+    )
+    for row in sorted(off, key=lambda r: (r[0], r[1], len(r), r[2:])):
+        size = row[2] if len(row) == 3 else "all"
+        print(f"| offtopic.json | {row[0]} | {row[1]} | {size} | {statistics.mean(off[row]):.2f} |")
 
 
 def probe(memories, directory: Path, path: Path = observations.DEFAULT_PATH) -> None:
     """benchmarks/data/paraphrase.json (46 facts and a question each that shares almost no word
     with its fact; never fitted or tuned on), all in one slot: the share of questions whose
-    context holds their fact, and the other facts it holds."""
+    context holds their fact, and the other facts it holds, at each setting of SETTINGS."""
     import json
 
     pairs = json.loads((Path(__file__).resolve().parent / "data" / "paraphrase.json").read_text())
     with Store(directory / "probe.db", create=True) as store:
         store.upsert_many({"slot": "memory", "key": k, "value": v} for k, v, _ in pairs)
         store.semantic.reindex()
-        print("| paraphrase probe | fact in context | other facts per question |\n|---|---|---|")
+        print(
+            "| paraphrase probe | setting | fact in context | other facts per question |\n"
+            "|---|---|---|---|"
+        )
         for mode in fit_relevance.MODES:
-            found, others = [], []
-            for key, _, question in pairs:
-                built = context.build(
-                    store, question, ["memory"], semantic=mode == "hybrid", track_access=False
+            for setting in SETTINGS:
+                found, others = [], []
+                for key, _, question in pairs:
+                    built = context.build(
+                        store,
+                        question,
+                        ["memory"],
+                        candidates=setting[0],
+                        budget_tokens=setting[1],
+                        semantic=mode == "hybrid",
+                        track_access=False,
+                    )
+                    keys = [item.key for item in built.facts()]
+                    found.append(key in keys)
+                    others.append(sum(k != key for k in keys))
+                print(
+                    f"| {mode} | {label(setting)} | {statistics.mean(found):.3f} "
+                    f"| {statistics.mean(others):.2f} |"
                 )
-                keys = [item.key for item in built.facts()]
-                found.append(key in keys)
-                others.append(sum(k != key for k in keys))
-            print(f"| {mode} | {statistics.mean(found):.3f} | {statistics.mean(others):.2f} |")
 
 
 # -- retrieval --------------------------------------------------------------------------------
@@ -489,7 +762,26 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("path", nargs="?", type=Path, default=observations.DEFAULT_PATH)
     parser.add_argument("--parts", default=",".join(PARTS), help=f"any of {', '.join(PARTS)}")
+    parser.add_argument(
+        "--candidates", default=None, help="grid: candidates per slot, comma-separated"
+    )
+    parser.add_argument(
+        "--settings",
+        default=None,
+        help="quality, agents, probe: candidates:budget pairs built side by side, comma-separated"
+        " (default: the library's defaults)",
+    )
+    parser.add_argument("--budgets", default=None, help="grid: budgets in tokens, comma-separated")
     args = parser.parse_args(argv)
+    global CANDIDATE_GRID, BUDGET_GRID, SETTINGS
+    if args.settings:
+        SETTINGS = [
+            (int(c), int(b)) for c, b in (pair.split(":") for pair in args.settings.split(","))
+        ]
+    if args.candidates:
+        CANDIDATE_GRID = tuple(int(n) for n in args.candidates.split(","))
+    if args.budgets:
+        BUDGET_GRID = tuple(int(n) for n in args.budgets.split(","))
     memories = observations.load(args.path)
     with tempfile.TemporaryDirectory() as tmp:
         for part in args.parts.split(","):

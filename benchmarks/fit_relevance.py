@@ -52,7 +52,7 @@ import observations
 from slotmem.search.query import Query
 from slotmem.search.relevance import MATCHED_CAP, Calibration
 
-PER_SLOT = 30  # the candidates a context asks of each slot (slotmem.agents.context.CANDIDATES)
+PER_SLOT = 30  # candidates fitted on per slot (a context asks for context.CANDIDATES, 100)
 FLOORS = (0.001, 0.0015, 0.002, 0.0025, 0.003, 0.004, 0.005, 0.006, 0.007, 0.008, 0.01, 0.015)
 TARGET = {"lexical": 0.85, "hybrid": 0.93}  # LoCoMo's answerable category-4 questions kept
 # agent memories' dev questions kept: (mode, kind) -> share

@@ -1,6 +1,7 @@
 """What reaches the prompt (slotmem/agents/context.py): relevance floors, pinned facts, one token
 budget, dates, stable bytes, and access counts for what was rendered only."""
 
+import inspect
 import json
 
 import llm
@@ -8,7 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from slotmem import InvalidInput, Store
+from slotmem.agents import context
 from slotmem.agents.context import about_time, build, build_context, estimate_tokens
+from slotmem.agents.llm_plugin import Slotmem
+from slotmem.agents.tools import AgentMemory
 from slotmem.cli import cli
 from slotmem.search.relevance import DEFAULT_FLOOR
 from tests.conftest import DAY_MS
@@ -174,6 +178,40 @@ def test_the_budget_is_never_exceeded_and_pinned_facts_come_first(crowded, budge
         assert [item.key for item in everything.facts() if item.pinned] == pinned
 
 
+# -- the defaults (docs/benchmarks.md, "The default budget and candidates") ------------------
+def test_the_defaults_are_those_chosen_on_locomos_dev_folds():
+    chosen = (100, 3250)  # candidates per slot, budget tokens
+    assert (context.CANDIDATES, context.DEFAULT_BUDGET_TOKENS) == chosen
+    options = inspect.signature(build).parameters
+    assert (options["candidates"].default, options["budget_tokens"].default) == chosen
+    for tool in (AgentMemory.context, Slotmem.context):  # MCP's context tool calls the first
+        assert inspect.signature(tool).parameters["budget_tokens"].default == chosen[1]
+    shown = " ".join(CliRunner().invoke(cli, ["context", "--help"]).output.split())
+    assert f"[default: {chosen[1]}; x>=0]" in shown and f"[default: {chosen[0]}]" in shown
+
+
+@pytest.mark.parametrize("candidates", [10, 30, 100, 300])
+@pytest.mark.parametrize("budget", [None, 1, 333, 1000, 2999, 5000])
+def test_a_context_never_exceeds_its_budget(crowded, candidates, budget):
+    """At the default budget too (None), whatever the candidates, pinned facts or not."""
+    options = {} if budget is None else {"budget_tokens": budget}
+    limit = context.DEFAULT_BUDGET_TOKENS if budget is None else budget
+    for pinned in (None, 0, limit):
+        built = build(
+            crowded,
+            "invoice migration note",
+            candidates=candidates,
+            pinned_tokens=pinned,
+            explain=True,
+            track_access=False,
+            **options,
+        )
+        assert built.budget_tokens == limit and built.tokens == estimate_tokens(built.text)
+        assert built.tokens <= limit
+        if 3 * candidates * 40 > limit:  # more than fits was found: the budget did the cutting
+            assert "over budget" in {item.reason for item in built.cut}
+
+
 def test_each_slot_gets_its_share_and_relevance_orders_the_rest(crowded):
     built = build(crowded, "invoice migration", budget_tokens=1000, pinned_tokens=0)
     counts = {s.slot: len(s.items) for s in built.sections}
@@ -310,7 +348,7 @@ def test_context_json_and_explain(memory, db_path):
     run = CliRunner()
     args = ["-d", str(db_path), "--no-track"]
     data = json.loads(run.invoke(cli, ["context", "green tea", "--json", *args]).output)
-    assert data["tokens"] <= data["budget_tokens"] == 1000
+    assert data["tokens"] <= data["budget_tokens"] == context.DEFAULT_BUDGET_TOKENS
     [section] = data["sections"]
     assert section["slot"] == "user" and section["facts"][0]["key"] == "drinks"
     assert section["facts"][0]["relevance"] > DEFAULT_FLOOR

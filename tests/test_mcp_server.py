@@ -10,6 +10,7 @@ from mcp_transports import Http, Servers, stdio
 
 import slotmem
 from slotmem import Store
+from slotmem.agents.context import DEFAULT_BUDGET_TOKENS
 from slotmem.agents.mcp_server import build_server
 
 WRITES = {"remember", "remember_many", "forget", "rate", "flush", "link"}
@@ -78,6 +79,8 @@ def test_tools_are_described_annotated_and_strict(people):
     rating = by_name["rate"].input_schema["properties"]["rating"]
     assert (rating["minimum"], rating["maximum"]) == (-3, 3)
     assert by_name["list"].input_schema["properties"]["order"]["enum"][0] == "updated"
+    budget = by_name["context"].input_schema["properties"]["budget_tokens"]
+    assert budget["default"] == DEFAULT_BUDGET_TOKENS == 3250  # tests/test_context.py pins it
 
 
 def test_every_tool_over_stdio_and_http_normal_and_hostile(people, served):
