@@ -15,9 +15,10 @@ process that could not embed, is judged by its words alone).
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from ..records import Fact, Hit, fact_reader
+from ..records import FACT_COLUMNS, Fact, Hit, fact_reader
 from . import common, lexical, plan, relevance
 from .lexical import Ranking
 from .plan import DocFreqs
@@ -37,10 +38,13 @@ def run(
     now: int,
     freqs: DocFreqs | None = None,
     vectors: VectorLeg | None = None,
+    tagged: Callable[[list[Hit]], list[Hit]] | None = None,
 ) -> list[Hit]:
     """The query's hits, best first. Lexical only unless ``vectors`` (the file's vector leg, when
     it is on) is given and the query allows it; ``freqs`` remembers document frequencies between
-    searches. Reads only: access tracking is the caller's."""
+    searches. ``tagged``: what gives hits' facts their tags (the Store's), for the hits that
+    are not read with them (a lexical search without an explanation reads them in its
+    statement); without it, facts carry no tags. Reads only: access tracking is the caller's."""
     if query.slots == ():
         return []
     blob = None
@@ -55,13 +59,22 @@ def run(
             conn, query, chosen, blob, ranking=ranking, now=now, vectors=vectors, freqs=freqs
         )
         alone = plan.plan(conn, query.terms, None, freqs) if query.terms else None
-        return monotone(hits, _lexical(conn, query, alone, ranking, now, freqs), query)
-    return _lexical(conn, query, chosen, ranking, now, freqs)
+        hits = monotone(hits, _lexical(conn, query, alone, ranking, now, freqs), query)
+        return tagged(hits) if tagged else hits
+    hits = _lexical(conn, query, chosen, ranking, now, freqs, tags=tagged is not None)
+    return tagged(hits) if tagged and query.explain else hits
 
 
 def _lexical(
-    conn, query: Query, chosen, ranking: Ranking, now: int, freqs: DocFreqs | None
+    conn,
+    query: Query,
+    chosen,
+    ranking: Ranking,
+    now: int,
+    freqs: DocFreqs | None,
+    tags: bool = False,
 ) -> list[Hit]:
+    """The lexical hits; with ``tags`` (and no explanation), each fact with its tags."""
     if not chosen:
         return []
     slots = list(query.slots) if query.slots else None
@@ -75,37 +88,40 @@ def _lexical(
             chosen = plan.Plan(chosen.every, chosen.facts, (), chosen.every)
     total = relevance.query_mass(chosen, query.terms, ranking)
     floor = query.min_relevance
-    rows = lexical.search(
-        conn,
-        chosen,
-        ranking,
-        slots=slots,
-        limit=query.limit,
-        now=now,
-        min_score=query.min_score,
-        min_relevance=floor,
-        total=total,
-        explain=query.explain,
-        since=query.since,
-        until=query.until,
-        tags=query.tags,
-        rows=found,
-    )
-    keys = relevance.key_matches(
-        relevance.stems(query.terms),
-        [row["key"] for row in rows],
-        lambda words: (freqs or plan.DocFreqs()).lookup(conn, words),
-        ranking,
-        chosen.facts,
-    )
-    if query.explain:
-        fact = fact_reader(rows[0].keys()) if rows else Fact.from_row
-        hits = [
-            lexical.to_hit(row, chosen, ranking, total, True, keys[row["key"]], fact(row))
-            for row in rows
-        ]
-    else:
-        hits = lexical.to_hits(rows, chosen, ranking, total, keys)
+    options: dict[str, Any] = {
+        "slots": slots,
+        "limit": query.limit,
+        "now": now,
+        "min_score": query.min_score,
+        "min_relevance": floor,
+        "total": total,
+        "since": query.since,
+        "until": query.until,
+        "tags": query.tags,
+        "rows": found,
+    }
+    stems = relevance.stems(query.terms)
+    lookup = lambda words: (freqs or plan.DocFreqs()).lookup(conn, words)
+    if query.explain or not tags:
+        rows = lexical.search(conn, chosen, ranking, explain=query.explain, **options)
+        keys = relevance.key_matches(
+            stems, [row["key"] for row in rows], lookup, ranking, chosen.facts
+        )
+        if query.explain:
+            fact = fact_reader(rows[0].keys()) if rows else Fact.from_row
+            hits = [
+                lexical.to_hit(row, chosen, ranking, total, True, keys[row["key"]], fact(row))
+                for row in rows
+            ]
+        else:
+            hits = lexical.to_hits(rows, chosen, ranking, total, keys)
+    else:  # the cheaper statement, the facts' tags read in it
+        found_rows = lexical.best(conn, chosen, ranking, **options)
+        key = FACT_COLUMNS.index("key")
+        keys = relevance.key_matches(
+            stems, [row[key] for row in found_rows], lookup, ranking, chosen.facts
+        )
+        hits = lexical.best_hits(found_rows, ranking, total, keys)
     return hits if floor is None else [hit for hit in hits if hit.relevance >= floor]
 
 
