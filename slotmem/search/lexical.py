@@ -186,8 +186,20 @@ BEST_COLUMNS = ("mass", "matched", "specific", "score", "tags")
 TAG_SEPARATOR = "\x1f"  # between a fact's tags in a ``best`` row (a tag holds no control character)
 
 
-def best(
-    conn,
+def best(conn, plan: Plan, ranking: Ranking, **options) -> list[tuple]:
+    """``search``'s rows (without an explanation) in a cheaper form of the same statement
+    (``best_sql``, which takes ``search``'s options but ``explain`` and ``tf``). Each row (a
+    tuple): the fact's columns (``records.FACT_COLUMNS``), then ``BEST_COLUMNS`` (``tags``: the
+    fact's tags joined by ``TAG_SEPARATOR``, None when it has none), in ``search``'s order."""
+    if options.get("rows") is not None and not options["rows"]:
+        return []
+    sql, params = best_sql(plan, ranking, **options)
+    cursor = conn.cursor()
+    cursor.row_factory = None  # plain tuples: read by position
+    return cursor.execute(sql, params).fetchall()
+
+
+def best_sql(
     plan: Plan,
     ranking: Ranking,
     *,
@@ -201,16 +213,11 @@ def best(
     until: int | None = None,
     tags: tuple[str, ...] = (),
     rows: list[tuple] | None = None,
-) -> list[tuple]:
-    """``search``'s rows (without an explanation) in a cheaper form of the same statement: the
-    candidates are ranked carrying only their seq and the parts of a hit (``SELECT *`` carried
-    every column of every candidate through the sort: 0.8x of its cost for rare words at 100k
-    facts, docs/benchmarks.md), then the best ``limit`` are joined to their facts and their
-    tags. Each row (a tuple): the fact's columns (``records.FACT_COLUMNS``), then
-    ``BEST_COLUMNS`` (``tags``: the fact's tags joined by ``TAG_SEPARATOR``, None when it has
-    none), in ``search``'s order."""
-    if rows is not None and not rows:
-        return []
+) -> tuple[str, dict]:
+    """``best``'s statement: the candidates ranked carrying only their seq and the parts of a
+    hit (``search``'s ``SELECT *`` carries every column of every candidate through the sort:
+    a rare-word question at 100k facts cost 0.8x as much this way, docs/benchmarks.md), then
+    the best ``limit`` joined to their facts and their tags."""
     ranked, params = _ranked(
         plan, ranking, slots, limit, now, min_score, min_relevance, total, False, True, since,
         until, tags, rows, "seq, mass, matched, specific, score",
@@ -222,9 +229,7 @@ def best(
     sql = f"""SELECT {columns}, r.mass, r.matched, r.specific, r.score, {tagged}
         FROM {ranked} r CROSS JOIN memory_facts f ON f.seq = r.seq
         ORDER BY r.score DESC, length(f.key) + length(f.value), r.seq DESC"""
-    cursor = conn.cursor()
-    cursor.row_factory = None  # plain tuples: read by position
-    return cursor.execute(sql, params).fetchall()
+    return sql, params
 
 
 def _ranked(
