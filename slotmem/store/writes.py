@@ -79,7 +79,9 @@ class Writes(Core):
         ``allow_protected=False`` (what agents pass): an item that would change a protected
         fact (its value, confidence or expiry, in any spelling of its key) rejects the batch
         with ProtectedFact; ``skip_protected=True``: such an item is left out instead, its
-        result's action ``"protected"`` (the fact as it is), and the others are written."""
+        result's action ``"protected"`` (the fact as it is), and the others are written.
+        The result of a new key makes its Fact when ``fact`` is first read (a bulk load whose
+        results are not read makes none): an UpsertResult like any other."""
         now = self.clock()
         guard = PROTECTED if skip_protected else (not allow_protected)
         with _cycle_collector_paused():
