@@ -6,6 +6,7 @@ import datetime
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
+from itertools import repeat
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 TIME_FIELDS = (
@@ -92,24 +93,33 @@ def fact_of(*values) -> Fact:
 def created(ids: Sequence[str], items: Sequence[tuple], now: int) -> list[UpsertResult]:
     """The results of facts just created (the ``"created"`` UpsertResult of each), ``items``
     checked (slot, key, value, confidence, source, expires_at) written at ``now`` with these
-    ``ids``: a bulk load's Python per fact, so each Fact and result is made from a dict of its
-    fields (as ``fact_of``), equal in every way to ``UpsertResult("created", Fact(...))``."""
+    ``ids``: a bulk load's Python per fact, so each result holds what its Fact is made of and
+    makes the Fact when ``fact`` is first read (``UpsertResult.__getattr__``), equal in every
+    way to ``UpsertResult("created", Fact(...))``: most bulk loads never read them."""
     new, assign = object.__new__, object.__setattr__
     results = []
-    for fact_id, (slot, key, value, confidence, source, expires) in zip(ids, items, strict=True):
-        fact = new(Fact)
-        assign(
-            fact,
-            "__dict__",
-            {"id": fact_id, "slot": slot, "key": key, "value": value, "confidence": confidence,
-             "quality": 0, "source": source, "created_at": now, "updated_at": now,
-             "last_accessed": now, "access_count": 0, "pinned_at": None, "protected_at": None,
-             "expires_at": expires, "tags": ()},
-        )  # fmt: skip
+    for made in zip(ids, items, repeat(now)):
         result = new(UpsertResult)
-        assign(result, "__dict__", {"action": "created", "fact": fact, "previous": None})
+        assign(result, "__dict__", {"action": "created", "previous": None, "_made": made})
         results.append(result)
+    if len(results) != len(ids) or len(results) != len(items):
+        raise ValueError("created: as many ids as items")
     return results
+
+
+def _created_fact(made: tuple) -> Fact:
+    """The Fact of a created result (``created``: its id, checked item and time)."""
+    fact_id, (slot, key, value, confidence, source, expires), now = made
+    fact = object.__new__(Fact)
+    object.__setattr__(
+        fact,
+        "__dict__",
+        {"id": fact_id, "slot": slot, "key": key, "value": value, "confidence": confidence,
+         "quality": 0, "source": source, "created_at": now, "updated_at": now,
+         "last_accessed": now, "access_count": 0, "pinned_at": None, "protected_at": None,
+         "expires_at": expires, "tags": ()},
+    )  # fmt: skip
+    return fact
 
 
 def hit_of(fact: Fact, score: float, explanation: dict | None, relevance: float) -> Hit:
@@ -147,6 +157,16 @@ class UpsertResult:
     action: str  # "created" | "updated" | "unchanged" | "protected" (left: upsert_many)
     fact: Fact
     previous: Fact | None = None
+
+    def __getattr__(self, name: str):
+        """Reached only for a name the result does not hold: the ``fact`` of a result of
+        ``created`` (a bulk load's), made on its first read and kept."""
+        made = self.__dict__.get("_made") if name == "fact" else None
+        if made is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        fact = self.__dict__["fact"] = _created_fact(made)
+        del self.__dict__["_made"]
+        return fact
 
 
 HISTORY_REASONS = ("update", "delete", "prune", "expired", "restore", "undo", "import", "merge")

@@ -15,9 +15,10 @@ process that could not embed, is judged by its words alone).
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from ..records import Fact, Hit, fact_reader
+from ..records import FACT_COLUMNS, Fact, Hit, fact_reader
 from . import common, lexical, plan, relevance
 from .lexical import Ranking
 from .plan import DocFreqs
@@ -39,10 +40,13 @@ def run(
     now: int,
     freqs: DocFreqs | None = None,
     vectors: VectorLeg | None = None,
+    tagged: Callable[[list[Hit]], list[Hit]] | None = None,
 ) -> list[Hit]:
     """The query's hits, best first. Lexical only unless ``vectors`` (the file's vector leg, when
     it is on) is given and the query allows it; ``freqs`` remembers document frequencies between
-    searches. Reads only: access tracking is the caller's."""
+    searches. ``tagged``: what gives hits' facts their tags (the Store's), for the hits that
+    are not read with them (a lexical search without an explanation reads them in its
+    statement); without it, facts carry no tags. Reads only: access tracking is the caller's."""
     if query.slots == ():
         return []
     blob = None
@@ -56,12 +60,15 @@ def run(
         # the search by words alone plans the same terms (the same snapshot) without a budget
         alone = plan.choose(list(chosen.every), chosen.facts) if chosen is not None else None
         if SHARED and chosen and chosen == alone and not query.explain:
-            return _shared(conn, query, chosen, blob, ranking, now, vectors, freqs)
-        hits = hybrid.search(
-            conn, query, chosen, blob, ranking=ranking, now=now, vectors=vectors, freqs=freqs
-        )
-        return monotone(hits, _lexical(conn, query, alone, ranking, now, freqs), query)
-    return _lexical(conn, query, chosen, ranking, now, freqs)
+            hits = _shared(conn, query, chosen, blob, ranking, now, vectors, freqs)
+        else:
+            hits = hybrid.search(
+                conn, query, chosen, blob, ranking=ranking, now=now, vectors=vectors, freqs=freqs
+            )
+            hits = monotone(hits, _lexical(conn, query, alone, ranking, now, freqs), query)
+        return tagged(hits) if tagged else hits
+    hits = _lexical(conn, query, chosen, ranking, now, freqs, tags=tagged is not None)
+    return tagged(hits) if tagged and query.explain else hits
 
 
 def _shared(
@@ -103,8 +110,15 @@ def _shared(
 
 
 def _lexical(
-    conn, query: Query, chosen, ranking: Ranking, now: int, freqs: DocFreqs | None
+    conn,
+    query: Query,
+    chosen,
+    ranking: Ranking,
+    now: int,
+    freqs: DocFreqs | None,
+    tags: bool = False,
 ) -> list[Hit]:
+    """The lexical hits; with ``tags`` (and no explanation), each fact with its tags."""
     if not chosen:
         return []
     slots = list(query.slots) if query.slots else None
@@ -117,23 +131,33 @@ def _lexical(
         if found is not None:
             chosen = plan.Plan(chosen.every, chosen.facts, (), chosen.every)
     total = relevance.query_mass(chosen, query.terms, ranking)
-    rows = lexical.search(
-        conn,
-        chosen,
+    floor = query.min_relevance
+    options: dict[str, Any] = {
+        "slots": slots,
+        "limit": query.limit,
+        "now": now,
+        "min_score": query.min_score,
+        "min_relevance": floor,
+        "total": total,
+        "since": query.since,
+        "until": query.until,
+        "tags": query.tags,
+        "rows": found,
+    }
+    if query.explain or not tags:
+        rows = lexical.search(conn, chosen, ranking, explain=query.explain, **options)
+        return _hits(conn, query, chosen, ranking, rows, total, freqs)
+    found_rows = lexical.best(conn, chosen, ranking, **options)  # tags read in it, cheaper
+    key = FACT_COLUMNS.index("key")
+    keys = relevance.key_matches(
+        relevance.stems(query.terms),
+        [row[key] for row in found_rows],
+        lambda words: (freqs or plan.DocFreqs()).lookup(conn, words),
         ranking,
-        slots=slots,
-        limit=query.limit,
-        now=now,
-        min_score=query.min_score,
-        min_relevance=query.min_relevance,
-        total=total,
-        explain=query.explain,
-        since=query.since,
-        until=query.until,
-        tags=query.tags,
-        rows=found,
+        chosen.facts,
     )
-    return _hits(conn, query, chosen, ranking, rows, total, freqs)
+    hits = lexical.best_hits(found_rows, ranking, total, keys)
+    return hits if floor is None else [hit for hit in hits if hit.relevance >= floor]
 
 
 def _hits(

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..records import Fact, Hit, fact_reader, hit_of
+from ..records import FACT_COLUMNS, Fact, Hit, fact_of, fact_reader, hit_of
 from . import relevance
 from .plan import CJK, WORDS, Arm, Plan, slot_tag
 from .relevance import Calibration
@@ -190,6 +190,83 @@ def search(
     common.py computes them for the plan's ``every`` arms (no rows: no hits)."""
     if rows is not None and not rows:
         return []
+    sql, params = _ranked(
+        plan, ranking, slots, limit, now, min_score, min_relevance, total, explain, tf, since,
+        until, tags, rows,
+    )  # fmt: skip
+    return conn.execute(f"SELECT * FROM {sql}", params).fetchall()
+
+
+# What ``best`` reads of each of its rows beside the fact's columns (records.FACT_COLUMNS).
+BEST_COLUMNS = ("mass", "matched", "specific", "score", "tags")
+TAG_SEPARATOR = "\x1f"  # between a fact's tags in a ``best`` row (a tag holds no control character)
+
+
+def best(conn, plan: Plan, ranking: Ranking, **options) -> list[tuple]:
+    """``search``'s rows (without an explanation) in a cheaper form of the same statement
+    (``best_sql``, which takes ``search``'s options but ``explain`` and ``tf``). Each row (a
+    tuple): the fact's columns (``records.FACT_COLUMNS``), then ``BEST_COLUMNS`` (``tags``: the
+    fact's tags joined by ``TAG_SEPARATOR``, None when it has none), in ``search``'s order."""
+    if options.get("rows") is not None and not options["rows"]:
+        return []
+    sql, params = best_sql(plan, ranking, **options)
+    cursor = conn.cursor()
+    cursor.row_factory = None  # plain tuples: read by position
+    return cursor.execute(sql, params).fetchall()
+
+
+def best_sql(
+    plan: Plan,
+    ranking: Ranking,
+    *,
+    slots: list[str] | None,
+    limit: int,
+    now: int,
+    min_score: float | None = None,
+    min_relevance: float | None = None,
+    total: float = 0.0,
+    since: int | None = None,
+    until: int | None = None,
+    tags: tuple[str, ...] = (),
+    rows: list[tuple] | None = None,
+) -> tuple[str, dict]:
+    """``best``'s statement: the candidates ranked carrying only their seq and the parts of a
+    hit (``search``'s ``SELECT *`` carries every column of every candidate through the sort:
+    a rare-word question at 100k facts cost 0.8x as much this way, docs/benchmarks.md), then
+    the best ``limit`` joined to their facts and their tags."""
+    ranked, params = _ranked(
+        plan, ranking, slots, limit, now, min_score, min_relevance, total, False, True, since,
+        until, tags, rows, "seq, mass, matched, specific, score",
+    )  # fmt: skip
+    columns = ", ".join(f"f.{name}" for name in FACT_COLUMNS)
+    tagged = (
+        "(SELECT group_concat(t.tag, char(31)) FROM memory_fact_tags t WHERE t.fact_seq = f.seq)"
+    )
+    sql = f"""SELECT {columns}, r.mass, r.matched, r.specific, r.score, {tagged}
+        FROM {ranked} r CROSS JOIN memory_facts f ON f.seq = r.seq
+        ORDER BY r.score DESC, length(f.key) + length(f.value), r.seq DESC"""
+    return sql, params
+
+
+def _ranked(
+    plan: Plan,
+    ranking: Ranking,
+    slots: list[str] | None,
+    limit: int,
+    now: int,
+    min_score: float | None,
+    min_relevance: float | None,
+    total: float,
+    explain: bool,
+    tf: bool,
+    since: int | None,
+    until: int | None,
+    tags: tuple[str, ...],
+    rows: list[tuple] | None,
+    columns: str = "*",
+) -> tuple[str, dict]:
+    """``(SELECT columns FROM (the statement) WHERE the tests ORDER BY ... LIMIT :limit)``
+    and its parameters: what ``search`` and ``best`` run."""
     sql, params = ranking.sql(plan, slots, explain, tf, rows)
     params.update(now=now, limit=limit, total=total)
     tests = fact_tests(params, since, until, tags)
@@ -202,8 +279,7 @@ def search(
     # Equal scores (common with presence scoring: the same words, the same confidence): the
     # shorter fact first, as bm25's length part would order them, then the newer.
     order = "score DESC, length(key) + length(value), seq DESC"
-    sql = f"SELECT * FROM ({sql}) {where} ORDER BY {order} LIMIT :limit"
-    return conn.execute(sql, params).fetchall()
+    return f"(SELECT {columns} FROM ({sql}) {where} ORDER BY {order} LIMIT :limit)", params
 
 
 def search_both(
@@ -335,6 +411,24 @@ def to_hits(
         covered = relevance.coverage(row[mass], total)
         chance = likely(covered, row[matched], key=keys[made.key], specific=row[specific])
         hits.append(hit_of(made, row[score], None, chance))
+    return hits
+
+
+def best_hits(
+    rows: list[tuple], ranking: Ranking, total: float, keys: dict[str, float]
+) -> list[Hit]:
+    """The Hits of ``best``'s rows, each fact with its tags (``keys``: each row key's key
+    match): the same Hits as ``to_hits`` of ``search``'s rows, tags attached."""
+    width = len(FACT_COLUMNS)
+    key = FACT_COLUMNS.index("key")
+    likely, coverage = ranking.calibration.lexical_relevance(), relevance.coverage
+    hits = []
+    for row in rows:
+        mass, matched, specific, score, tagged = row[width:]
+        tags = () if tagged is None else tuple(sorted(tagged.split(TAG_SEPARATOR)))
+        fact = fact_of(*row[:width], tags)
+        chance = likely(coverage(mass, total), matched, keys[row[key]], specific)
+        hits.append(hit_of(fact, score, None, chance))
     return hits
 
 

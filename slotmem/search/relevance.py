@@ -132,6 +132,17 @@ class Calibration:
         x = a + b * coverage + c * min(matched, MATCHED_CAP) + d * (similarity or 0.0)
         return sigmoid(x + k * key + e * excess + s * specific)
 
+    def lexical_relevance(self) -> Callable[[float, int, float, float], float]:
+        """``relevance(coverage, matched, key=key, specific=specific)`` of a lexical hit, the
+        constants read once (a search makes one per row): the same value to the last bit."""
+        a, b, c, d, k, e, s = _seven(self.lexical)
+
+        def lexical(coverage: float, matched: int, key: float, specific: float) -> float:
+            x = a + b * coverage + c * min(matched, MATCHED_CAP) + d * 0.0
+            return sigmoid(x + k * key + e * 0.0 + s * specific)
+
+        return lexical
+
     def lexical_sql(self, relevance: float, params: dict) -> str:
         """A SQL test, over a lexical row's ``mass`` and ``matched`` and the query's mass
         ``:total``, that holds when the row's relevance is at least ``relevance`` (a hair

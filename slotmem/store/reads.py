@@ -169,8 +169,8 @@ class Reads(Core):
                 now=self.clock(),
                 freqs=self._doc_freqs,
                 vectors=self.semantic.leg() if semantic else None,
+                tagged=self._tagged,
             )
-            hits = self._tagged(hits)
             if not track_access or not hits:
                 return hits
             now = self.clock()

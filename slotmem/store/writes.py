@@ -79,7 +79,9 @@ class Writes(Core):
         ``allow_protected=False`` (what agents pass): an item that would change a protected
         fact (its value, confidence or expiry, in any spelling of its key) rejects the batch
         with ProtectedFact; ``skip_protected=True``: such an item is left out instead, its
-        result's action ``"protected"`` (the fact as it is), and the others are written."""
+        result's action ``"protected"`` (the fact as it is), and the others are written.
+        The result of a new key makes its Fact when ``fact`` is first read (a bulk load whose
+        results are not read makes none): an UpsertResult like any other."""
         now = self.clock()
         guard = PROTECTED if skip_protected else (not allow_protected)
         with _cycle_collector_paused():
@@ -167,23 +169,39 @@ class Writes(Core):
 
     def _existing(self, items: list[tuple], forms: list[str]) -> set[tuple[str, str]]:
         """The (slot, key form) of the items' keys (``forms``: their key forms) in the file:
-        one statement per slot, the forms handed over as one JSON array."""
-        import json  # here: a read (a hook's `slotmem context`) needs none of it
-
+        per slot, its key forms read whole when it holds no more facts than the batch brings
+        it (a bulk load into a new or small slot: one short read), else the batch's forms
+        looked up, handed over as one JSON array."""
         slots = list(map(_SLOT, items))
         found: set[tuple[str, str]] = set()
         names = set(slots)
         for slot in names:
-            slot_forms = forms if len(names) == 1 else compress(forms, map(slot.__eq__, slots))
-            found.update(
-                (slot, form)
-                for (form,) in self.conn.execute(
-                    """SELECT key_form FROM memory_facts
-                       WHERE slot = ? AND key_form IN (SELECT value FROM json_each(?))""",
-                    (slot, json.dumps(list(slot_forms))),
-                )
+            slot_forms = (
+                forms if len(names) == 1 else list(compress(forms, map(slot.__eq__, slots)))
             )
+            held = self.conn.execute(
+                "SELECT key_form FROM memory_facts WHERE slot = ? LIMIT ?",
+                (slot, len(slot_forms) + 1),
+            ).fetchall()
+            if len(held) <= len(slot_forms):  # every key form of the slot
+                asked = set(slot_forms)
+                found.update((slot, form) for (form,) in held if form in asked)
+                continue
+            found.update((slot, form) for form in self._held(slot, slot_forms))
         return found
+
+    def _held(self, slot: str, forms: list[str]) -> list[str]:
+        """Which of ``forms`` the slot holds: one statement, the forms as one JSON array."""
+        import json  # here: a read (a hook's `slotmem context`) needs none of it
+
+        return [
+            form
+            for (form,) in self.conn.execute(
+                """SELECT key_form FROM memory_facts
+                   WHERE slot = ? AND key_form IN (SELECT value FROM json_each(?))""",
+                (slot, json.dumps(forms)),
+            )
+        ]
 
     def _write(self, item: tuple, now: int, *, protect: bool = False, guard=False) -> UpsertResult:
         """Inside a transaction: write one checked item. ``guard``: a change to a protected fact
