@@ -43,6 +43,7 @@ _SHIFTS = {
     if shift != 13  # ROT13 is its own decoder
 }
 _PARTS = re.compile(r"[:\n]")
+_ACCENTED = re.compile(r"[^\x00-\x7f]")  # a Caesar shift turns ASCII letters only
 _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
 _ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}")
 _ENTITY = re.compile(r"&#?\w+;")
@@ -136,9 +137,10 @@ def _shifted(text: str) -> list[str]:
     found = []
     for part in {text, *_PARTS.split(text)}:
         words = _WORD.findall(part.lower())
-        if len(words) < 4 or _english(words) >= 0.4:
+        if len(words) < 4 or _english(words) >= 0.4 or _ACCENTED.search(part):
             continue
-        best = max(_SHIFTS.values(), key=lambda table: _english(_WORD.findall(part.lower().translate(table))))
+        head = " ".join(words[:8])  # the shift is chosen on the first words, checked on all
+        best = max(_SHIFTS.values(), key=lambda table: _english(head.translate(table).split()))
         turned = part.translate(best)
         if _english(_WORD.findall(turned.lower())) >= 0.7:
             found.append(turned.strip())
