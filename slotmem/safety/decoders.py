@@ -24,20 +24,16 @@ _BASE32 = re.compile(r"\b[A-Z2-7]{16,}={0,6}")
 _BINARY = re.compile(r"(?:\b[01]{8}\b[\s,]*){4,}")
 # letters of dots and dashes, words split by a slash or a wider gap: four letters or more
 _MORSE = re.compile(r"(?<![\w.-])(?:[.-]{1,7}(?:\s*/\s*|\s+)){3,}[.-]{1,7}(?![\w.-])")
-_MORSE_CODE = dict(
-    zip(
-        ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- "
-        ".-- -..- -.-- --.. ----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----. .-.-.- "
-        "--..-- ..--.. .----. -.-.-- -..-. ---... .--.-. -....- -.--. -.--.-".split(),
-        "abcdefghijklmnopqrstuvwxyz0123456789.,?'!/:@-()",
-    )
+_MORSE_LETTERS = (
+    ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- "
+    ".-- -..- -.-- --.. ----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----. .-.-.- "
+    "--..-- ..--.. .----. -.-.-- -..-. ---... .--.-. -....- -.--. -.--.-"
 )
+_MORSE_CODE = dict(zip(_MORSE_LETTERS.split(), "abcdefghijklmnopqrstuvwxyz0123456789.,?'!/:@-()"))
 _SHIFTS = {
     shift: str.maketrans(
         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
-        "".join(
-            chr(ord(base) + (i + shift) % 26) for base in "aA" for i in range(26)
-        ),
+        "".join(chr(ord(base) + (i + shift) % 26) for base in "aA" for i in range(26)),
     )
     for shift in range(1, 26)
     if shift != 13  # ROT13 is its own decoder
@@ -71,9 +67,9 @@ def decoded(text: str) -> tuple[tuple[str, str], ...]:
     found = _runs(text)
     for how, plain in list(found):
         found += [(f"{again} in {how}", twice) for again, twice in _runs(plain)]
-    plain = _common(text)
+    common = _common(text)
     for how, turned in (("ROT13", codecs.encode(text, "rot13")), ("reverse", text[::-1])):
-        if _common(turned) >= max(2, plain + 1):
+        if _common(turned) >= max(2, common + 1):
             found.append((how, turned))
     if not any(how in ("ROT13", "reverse") for how, _ in found):
         found += [("Caesar shift", part) for part in _shifted(text)]
@@ -154,8 +150,8 @@ def _english(words: list[str]) -> float:
 @functools.cache
 def _english_words() -> frozenset[str]:
     """The 10,000 commonest English words (``data/common-words.txt.gz``)."""
-    from importlib.resources import files
     import gzip
+    from importlib.resources import files
 
     raw = files("slotmem").joinpath("data/common-words.txt.gz").read_bytes()
     return frozenset(gzip.decompress(raw).decode().split())
