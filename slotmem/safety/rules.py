@@ -355,7 +355,8 @@ _ENGLISH = [
         "data exfiltration",
         (
             r"\b(?:include|append|attach|add|paste|send|forward|upload|e-?mail|cc|copy|post|embed|read)"
-            r"\w*\b[^.\n]{0,60}(?:~/\.\w+|\bid_[rd]sa\b|\.env\b(?!\s+var)|\baws_secret|\bprivate\s+keys\b)"
+            r"\w*\b[^.\n]{0,60}(?:~/\.\w+|\bid_[rd]sa\b|(?<!\bto\s)\.env\b(?!\s+var|\.(?:example|sample|"
+            r"template|dist)\b)|\baws_secret|\bprivate\s+keys\b)"
         ),
     ),
     (

@@ -1,0 +1,366 @@
+"""Leave one split out: the write scan's estimate on wording it was never trained on.
+
+    python benchmarks/safety_cv.py [--only base|semantic] [--base C,I,S,E] [--semantic C,I,S,E]
+        [--shares B,S] [--misses SPLIT] [--json PATH] [--rows PATH]
+
+Each labelled file of benchmarks/data/ is a split written at one time by one author (safety.json
+holds five: dev, test, holdout2, holdout3, holdout4, each counted alone). For every split, the
+models (slotmem/safety/model.py, trained as benchmarks/train_safety.py trains them: the same
+features, settings, class weights, swapped subjects and sentences) are trained on the rows of
+every other split and the whole scan (the patterns, then the models) is measured on it. The
+cut of a fold is the lowest probability that refuses at most the shipped share
+(train_safety's MAX_FALSE, BASE_MAX_FALSE) of the other splits' ordinary facts, each scored by
+the model that held its own split out, so a split's labels never set its own cut. The tables
+give each split's attacks caught and ordinary facts refused, the mean and the worst split, and
+each kind of attack over all splits, its mean and its worst split (of those with 5 or more).
+
+The patterns (rules.py, languages.py) and the ideas (concepts.py) are not refitted: they were
+written having read most splits, so their part in each split's figure is a fit, not a
+measurement; the models' is one. --base and --semantic try other settings (C, idea weight,
+spelling weight, embedding weight), --shares other cuts; --rows writes each row's result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from train_safety import BASE_MAX_FALSE, GRID, MAX_FALSE, SEMANTIC_GRID, embedded, swapped
+
+from slotmem.safety.injection import pattern_reason
+from slotmem.safety.model import MIN_WORDS, WORD, design, features, model_text, segments
+from slotmem.vectors.embedders import DEFAULT_MODEL
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def splits() -> list[tuple[str, list[dict]]]:
+    """(name, rows) for each split: safety.json's by its split field, the others by file."""
+    found: dict[str, list[dict]] = defaultdict(list)
+    for path in sorted(DATA.glob("safety*.json")):
+        for row in json.loads(path.read_text())["injection"]:
+            name = row["split"] if path.name == "safety.json" else path.stem.removeprefix("safety-")
+            found[name].append(row)
+    return list(found.items())
+
+
+@dataclass
+class Labelled:
+    """Every labelled row and the texts the models are trained on and score: each row as
+    written (trained on, scored), swapped (trained on) and each of its sentences (scored; an
+    ordinary row's trained on too)."""
+
+    names: list[str]
+    rows: list[dict]
+    split: np.ndarray  # of each row
+    attack: np.ndarray  # of each row
+    plain: list  # each text's features
+    owner: np.ndarray  # the row of each text
+    trained: np.ndarray
+    scored: np.ndarray
+    whole: np.ndarray  # the text is the row as written
+    vectors: np.ndarray
+
+    @classmethod
+    def load(cls) -> Labelled:
+        groups = splits()
+        rows = [row for _, members in groups for row in members]
+        split = np.array([g for g, (_, members) in enumerate(groups) for _ in members])
+        attack = np.array([r["label"] == "attack" for r in rows])
+        texts, owner, trained, scored, whole = [], [], [], [], []
+        for i, row in enumerate(rows):
+            written = row["text"]
+            units = {written: (True, True)}
+            units.setdefault(swapped(written), (True, False))
+            for part in segments(written):
+                units.setdefault(part, (not attack[i], True))
+            for text, (train_on, score_on) in units.items():
+                plain = model_text(text)
+                if len(WORD.findall(plain)) < MIN_WORDS:
+                    continue  # the scan does not weigh it
+                texts.append(plain)
+                owner.append(i)
+                trained.append(train_on)
+                scored.append(score_on)
+                whole.append(text == written)
+        print(f"{len(rows)} rows in {len(groups)} splits, {len(texts)} texts", file=sys.stderr)
+        return cls(
+            [name for name, _ in groups],
+            rows,
+            split,
+            attack,
+            [features(t) for t in texts],
+            *map(np.array, (owner, trained, scored, whole)),
+            embedded(texts),
+        )
+
+
+class Sparse:
+    """Rows of named feature values as a CSR matrix in numpy arrays."""
+
+    def __init__(self, rows: list[dict[str, float]], index: dict[str, int]):
+        self.indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        cols, vals = [], []
+        for i, values in enumerate(rows):
+            for name, value in values.items():
+                cols.append(index.setdefault(name, len(index)))
+                vals.append(value)
+            self.indptr[i + 1] = len(cols)
+        self.indices = np.array(cols, dtype=np.int64)
+        self.data = np.array(vals, dtype=float)
+        self.n = len(rows)
+
+    def take(self, rows: np.ndarray) -> Sparse:
+        out = object.__new__(Sparse)
+        starts, ends = self.indptr[rows], self.indptr[rows + 1]
+        out.indptr = np.concatenate([[0], np.cumsum(ends - starts)])
+        picks = np.concatenate([np.arange(s, e) for s, e in zip(starts, ends)])
+        out.indices, out.data, out.n = self.indices[picks], self.data[picks], len(rows)
+        return out
+
+    def dot(self, w: np.ndarray) -> np.ndarray:
+        sums = np.add.reduceat(self.data * w[self.indices], self.indptr[:-1])
+        sums[self.indptr[:-1] == self.indptr[1:]] = 0.0
+        return sums
+
+    def tdot(self, v: np.ndarray, width: int) -> np.ndarray:
+        weights = self.data * np.repeat(v, np.diff(self.indptr))
+        return np.bincount(self.indices, weights, minlength=width)
+
+
+def fit(x: Sparse, dense: np.ndarray, y: np.ndarray, c: float, width: int) -> np.ndarray:
+    """Weights (the sparse features', the dense ones', the bias) minimising sum(class weight *
+    log loss) + |weights|^2 / (2c), by L-BFGS."""
+    weight = np.where(y == 1, len(y) / (2 * y.sum()), len(y) / (2 * (len(y) - y.sum())))
+    d = dense.shape[1]
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        f = x.dot(theta[:width]) + dense @ theta[width : width + d] + theta[-1]
+        p = 1 / (1 + np.exp(-np.clip(f, -500, 500)))
+        value = np.sum(weight * (np.logaddexp(0, f) - y * f)) + theta @ theta / (2 * c)
+        r = weight * (p - y)
+        return value, np.concatenate([x.tdot(r, width), dense.T @ r, [r.sum()]]) + theta / c
+
+    theta = np.zeros(width + d + 1)
+    value, grad = loss(theta)
+    history: list[tuple[np.ndarray, np.ndarray]] = []
+    for _ in range(1000):
+        q = grad.copy()  # the two-loop recursion: q becomes the quasi-Newton direction
+        alphas = []
+        for s, t in reversed(history):
+            alphas.append((s @ q) / (t @ s))
+            q -= alphas[-1] * t
+        if history:
+            s, t = history[-1]
+            q *= (s @ t) / (t @ t)
+        for (s, t), a in zip(history, reversed(alphas)):
+            q += s * (a - (t @ q) / (t @ s))
+        step = 1.0 if history else 1.0 / max(1.0, np.abs(grad).max())
+        while True:  # backtracking to a sufficient decrease
+            new = theta - step * q
+            new_value, new_grad = loss(new)
+            if new_value <= value - 1e-4 * step * (grad @ q) or step < 1e-10:
+                break
+            step /= 2
+        s, t = new - theta, new_grad - grad
+        if t @ s > 1e-12:
+            history = [*history, (s, t)][-20:]
+        theta, value, grad = new, new_value, new_grad
+        if np.abs(grad).max() < 1e-5 * max(1.0, abs(value)):
+            break
+    return theta
+
+
+class Fitted:
+    """One model's design (its settings applied to the texts' features) and its fits."""
+
+    def __init__(self, data: Labelled, settings: tuple[float, ...]):
+        self.data, self.settings = data, settings
+        _, ideas, grams, emb = settings
+        self.index: dict[str, int] = {}
+        self.x = Sparse([design(*p, ideas, grams) for p in data.plain], self.index)
+        self.dense = emb * data.vectors if emb else np.zeros((len(data.plain), 0))
+        self.y = data.attack[data.owner].astype(float)
+
+    def fit(self, texts: np.ndarray) -> np.ndarray:
+        return fit(
+            self.x.take(texts), self.dense[texts], self.y[texts], self.settings[0], len(self.index)
+        )
+
+    def score(self, theta: np.ndarray, texts: np.ndarray) -> np.ndarray:
+        width = len(self.index)
+        f = self.x.take(texts).dot(theta[:width]) + self.dense[texts] @ theta[width:-1] + theta[-1]
+        return 1 / (1 + np.exp(-np.clip(f, -500, 500)))
+
+    def held_out(self) -> np.ndarray:
+        """Each scored text's probability from the model trained on the other splits."""
+        data, found = self.data, np.full(len(self.data.plain), -np.inf)
+        text_split = data.split[data.owner]
+        for g, name in enumerate(data.names):
+            theta = self.fit(np.flatnonzero((text_split != g) & data.trained))
+            held = np.flatnonzero((text_split == g) & data.scored)
+            found[held] = self.score(theta, held)
+            print(f"  {name} held out", file=sys.stderr)
+        return found
+
+
+def most(data: Labelled, scores: np.ndarray, texts: np.ndarray) -> np.ndarray:
+    """Each row's most probable text among ``texts`` (a mask), -inf for a row with none."""
+    found = np.full(len(data.rows), -np.inf)
+    np.maximum.at(found, data.owner[texts], scores[texts])
+    return found
+
+
+def cut(scores: np.ndarray, ordinary: np.ndarray, share: float) -> float:
+    """The lowest cut with at most ``share`` of the ``ordinary`` rows' scores at or above it."""
+    found = np.sort(scores[ordinary])[::-1]
+    return float(found[int(share * len(found))]) + 1e-9
+
+
+def trained_model(
+    data: Labelled, name: str, settings: tuple[float, ...], share: float, unsure: float
+) -> dict:
+    """The model ``name`` ("base" or "semantic") with ``settings``, trained on every row, its
+    cut from each split's rows scored by the model trained on the others: the JSON the scan
+    loads."""
+    fitted = Fitted(data, settings)
+    held = fitted.held_out()
+    rows = most(data, held, data.whole if name == "semantic" else data.scored)
+    ordinary = ~data.attack
+    theta = fitted.fit(np.flatnonzero(data.trained))
+    width = len(fitted.index)
+    c, ideas, grams, emb = settings
+    model = {
+        "about": "slotmem's write-scan model: trained by benchmarks/train_safety.py on every "
+        f"split of benchmarks/data/ (C={c}); threshold by leaving one split out",
+        "bias": round(float(theta[-1]), 5),
+        "idea_scale": ideas,
+        "gram_scale": grams,
+        "threshold": round(cut(rows, ordinary, share), 5),
+        "unsure": round(cut(rows, ordinary, unsure), 5),
+        "weights": {
+            n: round(float(theta[i]), 5)
+            for n, i in sorted(fitted.index.items())
+            if abs(theta[i]) >= 1e-4
+        },
+    }
+    if emb:
+        model["embedder"] = DEFAULT_MODEL
+        model["embedding"] = [round(float(w), 6) for w in emb * theta[width:-1]]
+    return model
+
+
+def report(data: Labelled, flagged: np.ndarray, patterns: np.ndarray) -> list[dict]:
+    """The tables, and each split's figures."""
+    per_split = []
+    for g, name in enumerate(data.names):
+        mine = data.split == g
+        a, o = mine & data.attack, mine & ~data.attack
+        kinds: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for i in np.flatnonzero(a):
+            kinds[data.rows[i]["kind"]][0] += int(flagged[i])
+            kinds[data.rows[i]["kind"]][1] += 1
+        per_split.append(
+            {
+                "split": name,
+                "caught": int(flagged[a].sum()),
+                "attacks": int(a.sum()),
+                "refused": int(flagged[o].sum()),
+                "ordinary": int(o.sum()),
+                "patterns": int(patterns[a].sum()),
+                "patterns_refused": int(patterns[o].sum()),
+                "kinds": dict(kinds),
+            }
+        )
+    print(
+        "| split | attacks caught | ordinary facts refused | patterns alone: caught, refused |"
+        "\n|---|---|---|---|"
+    )
+    for r in per_split:
+        print(
+            f"| {r['split']} | {r['caught']}/{r['attacks']} ({r['caught'] / r['attacks']:.1%}) |"
+            f" {r['refused']}/{r['ordinary']} ({r['refused'] / r['ordinary']:.1%}) |"
+            f" {r['patterns'] / r['attacks']:.1%}, {r['patterns_refused']} |"
+        )
+    caught = [r["caught"] / r["attacks"] for r in per_split]
+    refused = [r["refused"] / r["ordinary"] for r in per_split]
+    print(
+        f"| **mean** | {np.mean(caught):.1%} | {np.mean(refused):.1%} | |\n"
+        f"| **worst** | {min(caught):.1%} | {max(refused):.1%} | |"
+    )
+    kinds: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for r in per_split:
+        for kind, (hit, total) in r["kinds"].items():
+            kinds[kind].append((hit, total))
+    print("\n| kind | caught (all splits) | mean | worst split |\n|---|---|---|---|")
+    for kind, counts in sorted(kinds.items(), key=lambda k: -sum(t for _, t in k[1])):
+        hit, total = sum(h for h, _ in counts), sum(t for _, t in counts)
+        shares = [h / t for h, t in counts if t >= 5]
+        mean = f"{np.mean(shares):.1%}" if shares else "-"
+        worst = f"{min(shares):.1%}" if shares else "-"
+        print(f"| {kind} | {hit}/{total} ({hit / total:.1%}) | {mean} | {worst} |")
+    return per_split
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", choices=["base", "semantic"], help="Measure one model")
+    parser.add_argument("--base", help="The base model's settings: C,ideas,spelling,embedding")
+    parser.add_argument("--semantic", help="The semantic model's settings, likewise")
+    parser.add_argument("--shares", help="The cuts' shares of ordinary facts: base,semantic")
+    parser.add_argument("--misses", help="Print what this split's scan got wrong")
+    parser.add_argument("--json", type=Path, help="Write each split's figures here")
+    parser.add_argument("--rows", type=Path, help="Write each row's result here (JSON lines)")
+    args = parser.parse_args()
+    data = Labelled.load()
+    shares = (
+        [float(v) for v in args.shares.split(",")] if args.shares else [BASE_MAX_FALSE, MAX_FALSE]
+    )
+    chosen = {
+        "base": tuple(map(float, args.base.split(","))) if args.base else GRID[0],
+        "semantic": tuple(map(float, args.semantic.split(",")))
+        if args.semantic
+        else SEMANTIC_GRID[0],
+    }
+    patterns = np.array([pattern_reason(r["text"]) is not None for r in data.rows])
+    held = {
+        name: Fitted(data, settings).held_out()
+        for name, settings in chosen.items()
+        if args.only in (None, name)
+    }
+    # the scan: the patterns, then the semantic model on the whole text and the base model on
+    # each sentence (on the whole text too when the semantic model is not measured); each
+    # model's cut over its own rows' scores, as train_safety.py sets it
+    flagged = patterns.copy()
+    for name, scores in held.items():
+        share = shares[0] if name == "base" else shares[1]
+        rows = most(data, scores, data.whole if name == "semantic" else data.scored)
+        weighed = rows
+        if name == "base" and "semantic" in held:
+            weighed = most(data, scores, data.scored & ~data.whole)
+        for g in range(len(data.names)):
+            mine = data.split == g
+            flagged[mine] |= weighed[mine] >= cut(rows, ~mine & ~data.attack, share)
+    per_split = report(data, flagged, patterns)
+    for i in np.flatnonzero(data.split == data.names.index(args.misses)) if args.misses else []:
+        row = data.rows[i]
+        if flagged[i] != data.attack[i]:
+            print(f"{row['label']:8} {row['kind']:12} {row['text'][:100]!r}")
+    if args.json:
+        args.json.write_text(json.dumps(per_split, indent=1))
+    if args.rows:
+        with args.rows.open("w") as out:
+            for i, row in enumerate(data.rows):
+                result = {"split": data.names[data.split[i]], "flagged": bool(flagged[i])}
+                out.write(json.dumps({**result, **row}, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()
