@@ -6,7 +6,6 @@ import datetime
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from itertools import repeat
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 TIME_FIELDS = (
@@ -98,12 +97,14 @@ def created(ids: Sequence[str], items: Sequence[tuple], now: int) -> list[Upsert
     way to ``UpsertResult("created", Fact(...))``: most bulk loads never read them."""
     new, assign = object.__new__, object.__setattr__
     results = []
-    for made in zip(ids, items, repeat(now)):
+    for fact_id, item in zip(ids, items, strict=True):
         result = new(UpsertResult)
-        assign(result, "__dict__", {"action": "created", "previous": None, "_made": made})
+        assign(
+            result,
+            "__dict__",
+            {"action": "created", "previous": None, "_made": (fact_id, item, now)},
+        )
         results.append(result)
-    if len(results) != len(ids) or len(results) != len(items):
-        raise ValueError("created: as many ids as items")
     return results
 
 

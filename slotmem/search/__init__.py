@@ -149,29 +149,15 @@ def _lexical(
         return _hits(conn, query, chosen, ranking, rows, total, freqs)
     found_rows = lexical.best(conn, chosen, ranking, **options)  # tags read in it, cheaper
     key = FACT_COLUMNS.index("key")
-    keys = relevance.key_matches(
-        relevance.stems(query.terms),
-        [row[key] for row in found_rows],
-        lambda words: (freqs or plan.DocFreqs()).lookup(conn, words),
-        ranking,
-        chosen.facts,
-    )
-    hits = lexical.best_hits(found_rows, ranking, total, keys)
-    return hits if floor is None else [hit for hit in hits if hit.relevance >= floor]
+    keys = _key_matches(conn, query, chosen, ranking, freqs, [row[key] for row in found_rows])
+    return _above(lexical.best_hits(found_rows, ranking, total, keys), floor)
 
 
 def _hits(
     conn, query: Query, chosen, ranking: Ranking, rows: list, total: float, freqs
 ) -> list[Hit]:
     """The lexical search's rows as hits, above the query's floor."""
-    floor = query.min_relevance
-    keys = relevance.key_matches(
-        relevance.stems(query.terms),
-        [row["key"] for row in rows],
-        lambda words: (freqs or plan.DocFreqs()).lookup(conn, words),
-        ranking,
-        chosen.facts,
-    )
+    keys = _key_matches(conn, query, chosen, ranking, freqs, [row["key"] for row in rows])
     if query.explain:
         fact = fact_reader(rows[0].keys()) if rows else Fact.from_row
         hits = [
@@ -180,6 +166,21 @@ def _hits(
         ]
     else:
         hits = lexical.to_hits(rows, chosen, ranking, total, keys)
+    return _above(hits, query.min_relevance)
+
+
+def _key_matches(conn, query: Query, chosen, ranking: Ranking, freqs, keys: list[str]):
+    """How well each of the hits' ``keys`` matches the query's words (relevance.key_matches)."""
+    return relevance.key_matches(
+        relevance.stems(query.terms),
+        keys,
+        lambda words: (freqs or plan.DocFreqs()).lookup(conn, words),
+        ranking,
+        chosen.facts,
+    )
+
+
+def _above(hits: list[Hit], floor: float | None) -> list[Hit]:
     return hits if floor is None else [hit for hit in hits if hit.relevance >= floor]
 
 

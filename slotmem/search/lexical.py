@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from ..records import FACT_COLUMNS, Fact, Hit, fact_of, fact_reader, hit_of
 from . import relevance
@@ -324,17 +325,11 @@ def search_both(
             FROM ({sql}) WHERE {" AND ".join(tests)})
         WHERE by_presence <= :depth OR by_score <= :limit"""
     rows = conn.execute(sql, params).fetchall()
-    present = sorted((row for row in rows if row["by_presence"] <= depth), key=_by_presence)
+    present = [row for row in rows if row["by_presence"] <= depth]
     scored = [row for row in rows if row["by_score"] is not None and row["by_score"] <= limit]
-    return present, sorted(scored, key=_by_score)
-
-
-def _by_presence(row) -> int:
-    return row["by_presence"]
-
-
-def _by_score(row) -> int:
-    return row["by_score"]
+    return sorted(present, key=itemgetter("by_presence")), sorted(
+        scored, key=itemgetter("by_score")
+    )
 
 
 def fact_tests(
