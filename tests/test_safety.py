@@ -494,3 +494,19 @@ def test_no_second_opinion_for_a_fact_refused_anyway(store, mock_models, unsure_
     report = flush(store, transcript(), "mock", second_opinion=True)
     assert "below the floor" in report.items[0].reason
     assert len(mock_models.plain.prompts) == 1
+
+
+def test_nothing_trains_on_the_unseen_splits(monkeypatch):
+    """benchmarks/data/unseen/README.md: the splits kept for the next round are not among what
+    benchmarks/train_safety.py and safety_cv.py train on."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import safety_cv
+
+    unseen = [
+        row["text"]
+        for path in (ROOT / "benchmarks/data/unseen").glob("*.json")
+        for row in json.loads(path.read_text())["injection"]
+    ]
+    assert unseen
+    trained = {row["text"] for _, rows in safety_cv.splits() for row in rows}
+    assert trained and not trained & set(unseen)
