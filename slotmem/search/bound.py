@@ -48,7 +48,7 @@ def unchanged(
         return False
     if not hits or not alone:
         return True  # no hits to raise, or the words alone find nothing
-    a, b, c, _, k, _, s = (*ranking.calibration.lexical, 0.0, 0.0, 0.0)[:7]
+    _, b, c, _, k, _, s = (*ranking.calibration.lexical, 0.0, 0.0, 0.0)[:7]
     if min(b, c, k, s) < 0 or conn.in_transaction or not common.available():
         return False
     arms = alone.every or alone.arms
