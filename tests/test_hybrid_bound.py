@@ -198,6 +198,15 @@ def test_not_proven_when_the_postings_do_not_fit(mem, monkeypatch, counted):
     assert counted["proven"] == 1
 
 
+def in_memory(mem, chosen) -> common.Postings:
+    """The postings of every word of the plan, in memory (as common.py's search leaves them)."""
+    postings = common.Postings()
+    state = common.structure(mem.conn)
+    for arm in chosen.every:
+        postings.get(mem.conn, arm.match, state)
+    return postings
+
+
 def test_not_proven_with_a_lexical_constant_below_zero(mem):
     """The bound needs relevance to grow with what a fact holds: a calibration whose lexical
     coverage, matched, key or specificity constant is negative is never proven."""
@@ -207,10 +216,12 @@ def test_not_proven_with_a_lexical_constant_below_zero(mem):
     hits = mem.query_facts(text, track_access=False)
     assert hits
 
+    postings = in_memory(mem, chosen)
+
     def proven(ranking):
         return bound.unchanged(
             mem.conn, query, chosen, hits, ranking, lambda keys: dict.fromkeys(keys, 0.0),
-            common.Postings(),
+            postings,
         )  # fmt: skip
 
     assert proven(Ranking())
@@ -228,10 +239,12 @@ def test_a_hit_raised_by_its_words_is_not_proven(mem):
     chosen = search.plan.plan(mem.conn, query.terms)
     hits = mem.query_facts(text, track_access=False)
 
-    def proven(found):
+    postings = in_memory(mem, chosen)
+
+    def proven(found, postings=postings):
         return bound.unchanged(
             mem.conn, query, chosen, found, Ranking(), lambda keys: dict.fromkeys(keys, 0.0),
-            common.Postings(),
+            postings,
         )  # fmt: skip
 
     assert proven(hits)
@@ -240,3 +253,24 @@ def test_a_hit_raised_by_its_words_is_not_proven(mem):
     assert proven([])  # nothing to raise
     gone = dataclasses.replace(hits[0].fact, id="not-a-fact")  # deleted meanwhile
     assert not proven([dataclasses.replace(hits[0], fact=gone), *hits[1:]])
+
+
+def test_a_word_not_in_memory_counts_as_held_and_nothing_is_read(mem):
+    """The bound reads no postings: a word whose postings are not in memory is taken as held by
+    every hit (a hit holding none of the words in memory is still bounded by the others)."""
+    text = f"{WORDS[0]} {WORDS[1]} {WORDS[2]}"
+    query = search.Query.parse(text)
+    chosen = search.plan.plan(mem.conn, query.terms)
+    hits = mem.query_facts(text, track_access=False)
+    lowered = [dataclasses.replace(hit, relevance=1e-9) for hit in hits]
+    statements = []
+    mem.conn.set_trace_callback(statements.append)
+    try:
+        proven = bound.unchanged(
+            mem.conn, query, chosen, lowered, Ranking(), lambda keys: dict.fromkeys(keys, 0.0),
+            common.Postings(),
+        )  # fmt: skip
+    finally:
+        mem.conn.set_trace_callback(None)
+    assert not proven  # taken as not held, these hits would pass with nothing to raise them
+    assert not [sql for sql in statements if "MATCH" in sql]
