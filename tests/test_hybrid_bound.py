@@ -274,3 +274,58 @@ def test_a_word_not_in_memory_counts_as_held_and_nothing_is_read(mem):
         mem.conn.set_trace_callback(None)
     assert not proven  # taken as not held, these hits would pass with nothing to raise them
     assert not [sql for sql in statements if "MATCH" in sql]
+
+
+@pytest.fixture
+def stopwords(store):
+    """Facts found by meaning alone by a question of stopwords: the nearest has the lower
+    confidence, so the fusion (which weighs confidence) and relevance order them apart."""
+    llm.pm.register(Plugin(), name="word-vectors-bound-small")
+    rng = random.Random(3)
+    facts = [
+        {"slot": "user", "key": f"filler.n{i}", "value": " ".join(rng.sample(WORDS, 6))}
+        for i in range(30)
+    ]
+    facts.append({"slot": "user", "key": "near.a", "value": "what is the", "confidence": 0.3})
+    facts.append({"slot": "user", "key": "near.b", "value": "what is the zq01x zq02x"})
+    facts.append({"slot": "user", "key": "place", "value": "東京 zq03x"})
+    store.upsert_many(facts)
+    store.semantic.reindex("fake-words-bound")
+    yield store
+    llm.pm.unregister(name="word-vectors-bound-small")
+
+
+@pytest.mark.parametrize("floor", [None, 1e-6])
+def test_a_question_of_stopwords_alone_is_ordered_as_before(stopwords, monkeypatch, floor):
+    """No term to search by words (every word a stopword): with a floor, search.monotone orders
+    the hits most relevant first, and the bound must leave that to it."""
+
+    def found():
+        hits = stopwords.query_facts("what is the", track_access=False, min_relevance=floor)
+        return [(hit.fact.key, hit.score, hit.relevance) for hit in hits]
+
+    fast = found()
+    assert {"near.a", "near.b"} <= {key for key, _, _ in fast}
+    monkeypatch.setattr(bound, "ENABLED", False)
+    assert found() == fast
+    if floor is not None:
+        assert [r for _, _, r in fast] == sorted((r for _, _, r in fast), reverse=True)
+
+
+def test_not_proven_for_a_cjk_term_or_without_numpy(stopwords, monkeypatch):
+    def proven(text):
+        query = search.Query.parse(text)
+        chosen = search.plan.plan(stopwords.conn, query.terms)
+        hits = stopwords.query_facts(text, track_access=False)
+        assert hits and chosen
+        postings = in_memory(stopwords, chosen)
+        lowest = [dataclasses.replace(hit, relevance=1.0) for hit in hits]  # nothing to raise
+        return bound.unchanged(
+            stopwords.conn, query, chosen, lowest, Ranking(),
+            lambda keys: dict.fromkeys(keys, 0.0), postings,
+        )  # fmt: skip
+
+    assert proven("zq03x")
+    assert not proven("東京 zq03x")  # a CJK gram: its postings are not the word index's
+    monkeypatch.setattr(common, "ENABLED", False)  # as without numpy
+    assert not proven("zq03x")

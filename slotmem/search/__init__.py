@@ -111,9 +111,9 @@ def _shared(
 
 
 def _unchanged(conn, query: Query, alone, hits: list[Hit], ranking: Ranking, freqs) -> bool:
-    """Whether the search by words alone provably leaves ``hits`` as they are (bound.py)."""
-    if alone is None:
-        return True  # no term some fact holds: the words alone find nothing
+    """Whether the search by words alone provably leaves ``hits`` as they are (bound.py; with a
+    floor never: ``monotone`` then orders the hits most relevant first, even with no lexical
+    hit to add)."""
     return bound.unchanged(
         conn,
         query,

@@ -15,11 +15,13 @@ time) need not run.
 Which terms a hit holds is read from the words' postings when they are in memory already
 (``common.Postings``, which the common-word search fills); a word whose postings are not is taken
 as held by every hit (still a bound), so the bound reads no postings: reading them cost a
-sentence question 0.6 ms more when the bound then failed (most do), 0.2 ms this way. Anything the bound cannot be sure of runs the search by
-words alone as before: a floor (lexical hits above it join the hits), an explanation (it names
-the kept relevance), a CJK term, a transaction (postings in memory may not see its writes),
-postings that do not fit, numpy missing, a calibration whose lexical constants are not all
-non-negative (the relevance would not grow with what a fact holds).
+sentence question 0.6 ms more when the bound then failed (most do), 0.2 ms this way.
+
+Anything the bound cannot be sure of runs the search by words alone as before: a floor (lexical
+hits above it join the hits, and all come most relevant first), an explanation (it names the
+kept relevance), a CJK term, a transaction (postings in memory may not see its writes), postings
+that do not fit, numpy missing, a calibration whose lexical constants are not all non-negative
+(the relevance would not grow with what a fact holds).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def unchanged(
     if not ENABLED or query.min_relevance is not None or query.explain:
         return False
     if not hits or not alone:
-        return True  # no hits to raise, or the words alone find nothing
+        return True  # no hits to raise, or the words alone find nothing (no term, or none held)
     _, b, c, _, k, _, s = (*ranking.calibration.lexical, 0.0, 0.0, 0.0)[:7]
     if min(b, c, k, s) < 0 or conn.in_transaction or not common.available():
         return False
