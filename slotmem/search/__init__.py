@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..records import FACT_COLUMNS, Fact, Hit, fact_reader
-from . import common, lexical, plan, relevance
+from . import bound, common, lexical, plan, relevance
 from .lexical import Ranking
 from .plan import DocFreqs
 from .query import Query
@@ -65,7 +65,8 @@ def run(
             hits = hybrid.search(
                 conn, query, chosen, blob, ranking=ranking, now=now, vectors=vectors, freqs=freqs
             )
-            hits = monotone(hits, _lexical(conn, query, alone, ranking, now, freqs), query)
+            if not _unchanged(conn, query, alone, hits, ranking, freqs):
+                hits = monotone(hits, _lexical(conn, query, alone, ranking, now, freqs), query)
         return tagged(hits) if tagged else hits
     hits = _lexical(conn, query, chosen, ranking, now, freqs, tags=tagged is not None)
     return tagged(hits) if tagged and query.explain else hits
@@ -107,6 +108,21 @@ def _shared(
         rows=present,
     )
     return monotone(hits, _hits(conn, query, chosen, ranking, scored, total, freqs), query)
+
+
+def _unchanged(conn, query: Query, alone, hits: list[Hit], ranking: Ranking, freqs) -> bool:
+    """Whether the search by words alone provably leaves ``hits`` as they are (bound.py; with a
+    floor never: ``monotone`` then orders the hits most relevant first, even with no lexical
+    hit to add)."""
+    return bound.unchanged(
+        conn,
+        query,
+        alone,
+        hits,
+        ranking,
+        lambda keys: _key_matches(conn, query, alone, ranking, freqs, keys),
+        common.postings_of(freqs),
+    )
 
 
 def _lexical(

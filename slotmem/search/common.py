@@ -94,6 +94,13 @@ class Postings:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def cached(self, match: str, state: bytes | None) -> Any:
+        """The seqs ``get`` would return, when they are in memory as of ``state`` (None: not;
+        nothing is read)."""
+        with self._lock:
+            entry = self._entries.get(match)
+        return entry.seqs if entry is not None and entry.state == state else None
+
     def get(self, conn, match: str, state: bytes | None) -> Any:
         """The sorted seqs of the facts the FTS5 query ``match`` finds in the word index, as of
         ``state`` (the structure record read in the same transaction)."""
