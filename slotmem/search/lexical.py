@@ -163,7 +163,7 @@ class Ranking:
         if arm.cap is None:
             return select + where
         params[f"cap{i}"] = arm.cap  # only the newest postings (of the asked slots)
-        return f"SELECT * FROM ({select}{where} ORDER BY t.rowid DESC LIMIT :cap{i})"
+        return f"SELECT * FROM ({select}{where} ORDER BY t.rowid DESC LIMIT +:cap{i})"
 
 
 def search(
@@ -266,8 +266,11 @@ def _ranked(
     rows: list[tuple] | None,
     columns: str = "*",
 ) -> tuple[str, dict]:
-    """``(SELECT columns FROM (the statement) WHERE the tests ORDER BY ... LIMIT :limit)``
-    and its parameters: what ``search`` and ``best`` run."""
+    """``(SELECT columns FROM (the statement) WHERE the tests ORDER BY ... LIMIT +:limit)``
+    and its parameters: what ``search`` and ``best`` run. ``+:limit``, not ``:limit``: SQLite
+    3.50 (sqlean's) reads a bare bound LIMIT while planning, so each run with it bound anew
+    prepares the statement again (150 µs of a rare-word search at 100k facts, a third of the
+    statement; SQLite 3.40 does not: docs/benchmarks.md)."""
     sql, params = ranking.sql(plan, slots, explain, tf, rows)
     params.update(now=now, limit=limit, total=total)
     tests = fact_tests(params, since, until, tags)
@@ -280,7 +283,7 @@ def _ranked(
     # Equal scores (common with presence scoring: the same words, the same confidence): the
     # shorter fact first, as bm25's length part would order them, then the newer.
     order = "score DESC, length(key) + length(value), seq DESC"
-    return f"(SELECT {columns} FROM ({sql}) {where} ORDER BY {order} LIMIT :limit)", params
+    return f"(SELECT {columns} FROM ({sql}) {where} ORDER BY {order} LIMIT +:limit)", params
 
 
 def search_both(
