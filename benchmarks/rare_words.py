@@ -63,7 +63,9 @@ def main(argv=None) -> None:
     for i in range(args.rounds):
         texts = batches[i % len(batches)]
         statements = [s for s in (raw(conn, text, now) for text in texts) if s]
-        plus = [(sql.replace("LIMIT :limit", "LIMIT +:limit"), params) for sql, params in statements]
+        plus = [
+            (sql.replace("LIMIT :limit", "LIMIT +:limit"), params) for sql, params in statements
+        ]
         for name in names if i % 2 else names[::-1]:
             if name.startswith("raw"):
                 for sql, params in statements if name == "raw" else plus:

@@ -26,6 +26,7 @@ query's mass is the coverage that ``relevance.py`` reads (and ``fusion.py``).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -65,8 +66,7 @@ class Ranking:
     presence: bool = False  # True: a matched term counts tf = 1, without bm25 (docs/ranking.md)
 
     def idf(self, facts: int, df: int) -> float:
-        df = min(max(df, 0), facts)  # an index that drifted must not make it negative
-        return math.log(1 + (facts - df + 0.5) / (df + 0.5)) ** self.idf_power
+        return _idf(facts, df, self.idf_power)
 
     def factors(self) -> tuple[str, str]:
         """SQL for feedback and recency, over the fact row ``f``."""
@@ -428,6 +428,13 @@ def best_hits(
         chance = likely(coverage(mass, total), matched, keys[row[key]], specific)
         hits.append(hit_of(fact, score, None, chance))
     return hits
+
+
+@functools.lru_cache(maxsize=4096)
+def _idf(facts: int, df: int, power: float) -> float:
+    """``Ranking.idf``, remembered: a search computes it about a dozen times, for few (N, df)."""
+    df = min(max(df, 0), facts)  # an index that drifted must not make it negative
+    return math.log(1 + (facts - df + 0.5) / (df + 0.5)) ** power
 
 
 def fts5_idf(facts: int, df: int) -> float:
