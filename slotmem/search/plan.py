@@ -82,7 +82,8 @@ def choose(arms: list[Arm], facts: int, budget: int | None = None) -> Plan:
     knows its dfs plans with it (slotmem.pg.search)."""
     arms = [arm for arm in arms if arm.df]
     chosen = _budget(_prune(arms, facts), budget or POSTINGS_BUDGET)
-    dropped = tuple(arm.term for arm in arms if arm.term not in {a.term for a in chosen})
+    kept = {arm.term for arm in chosen}
+    dropped = tuple(arm.term for arm in arms if arm.term not in kept)
     return Plan(tuple(chosen), facts, dropped, tuple(arms))
 
 
@@ -190,6 +191,8 @@ def _read_sql(unknown: int) -> str:
 
 
 def _prune(arms: list[Arm], facts: int) -> list[Arm]:
+    if len(arms) <= FLOOR:  # all of them, however common (the FLOOR rarest stay)
+        return arms
     common = max(COMMON_FRACTION * facts, COMMON_MIN)
     kept = [arm for arm in arms if arm.df <= common]
     if len(kept) < FLOOR:
