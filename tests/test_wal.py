@@ -80,19 +80,3 @@ def test_journal_size_limit_cuts_a_big_wal_back(db_path, monkeypatch):
         wal.checkpoint(store.conn)  # all copied: the next write starts the WAL over
         store.upsert("user", "k", "v")
         assert wal.size(wal.wal_path(db_path)) <= db.JOURNAL_SIZE_LIMIT
-
-
-def test_a_new_file_starts_with_an_empty_wal(db_path):
-    """The migrations that make a file are copied into it at once: a bulk load right after
-    writes into an empty WAL (0.92-0.93 of raw SQL's rate, against 0.89 into the WAL of the
-    migrations: docs/benchmarks.md)."""
-    store = Store(db_path, create=True)
-    assert store.migrated
-    assert wal.size(wal.wal_path(store.path)) == 0
-    assert store.conn.execute("SELECT count(*) FROM memory_facts").fetchone()[0] == 0
-    store.close()
-    again = Store(db_path)  # nothing to migrate: nothing to checkpoint
-    assert not again.migrated
-    again.upsert("user", "a", "b")
-    assert wal.size(wal.wal_path(again.path)) > 0
-    again.close()

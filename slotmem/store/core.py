@@ -13,7 +13,7 @@ from pathlib import Path
 from .. import validation
 from ..errors import InvalidInput, StorageError
 from ..search import DocFreqs, Ranking
-from ..storage import access, db, forks, litestream, migrate, rows, wal
+from ..storage import access, db, forks, litestream, migrate, rows
 from ..vectors.semantic import Semantic
 
 
@@ -82,11 +82,6 @@ class Core:
                 self.migrated = migrate.migrate(
                     self.conn, self.path, readonly=self.readonly, progress=migration_progress
                 )
-                if self.migrated and not self.readonly:
-                    # a new (or upgraded) file's schema copied into it, its WAL emptied: a bulk
-                    # load right after made it into the WAL of the migrations at 0.89 of raw
-                    # SQL's rate, into an empty one at 0.92-0.93 (docs/benchmarks.md)
-                    wal.checkpoint_fully(self.conn)
             except BaseException:
                 self._connections.close()
                 raise
