@@ -1,3 +1,4 @@
+import dataclasses
 import math
 
 import pytest
@@ -342,3 +343,59 @@ def test_equal_scores_go_to_the_shorter_fact(store, presence):
     store.upsert("project", "languages", "The backend is written in Elixir, the site in TypeScript")
     hits = store.query_facts("language elixir", track_access=False)
     assert [hit.fact.key for hit in hits] == ["language", "languages"]
+
+
+def _planned_in_a_transaction(conn, text):
+    """The plan as it was made before plan.DocFreqs.read: N and each df in BEGIN ... ROLLBACK."""
+    terms = query.parse(text)
+    with lexical.snapshot(conn):
+        facts = lexical.indexed_rows(conn, lexical.WORDS)
+        arms = lexical._word_arms(conn, terms.words, lexical.DocFreqs())
+    return lexical.choose(arms, facts)
+
+
+def test_a_plan_read_in_one_statement_is_the_plan_read_in_a_transaction(store):
+    store.upsert_many(
+        [
+            {"slot": "user", "key": f"k{i}", "value": f"alpha beta{i % 3} gamma{i % 7}"}
+            for i in range(40)
+        ]
+    )
+    freqs = lexical.DocFreqs()
+    for text in ("alpha", "beta1 gamma2 missing", "Gamma3 gammas beta0", "nothing here", "alpha"):
+        terms = query.parse(text)
+        assert lexical.plan(store.conn, terms, freqs=freqs) == _planned_in_a_transaction(
+            store.conn, text
+        )
+
+
+def test_remembered_dfs_follow_this_connections_own_writes(store):
+    """The memo is keyed by the index's structure record, read in the plan's one statement: a
+    write by the searching Store itself starts it afresh too (another connection's: the test
+    above)."""
+
+    def df(word):
+        hits = store.query_facts(word, explain=True, semantic=False, track_access=False)
+        return hits[0].explanation["terms"][word]["df"] if hits else 0
+
+    store.upsert("user", "a", "alpha")
+    assert df("alpha") == 1
+    store.upsert("user", "b", "alpha beta")
+    assert df("alpha") == 2
+    store.delete("user", "a")
+    assert df("alpha") == 1
+
+
+def test_the_lexical_statement_binds_no_bare_limit(store):
+    """SQLite 3.50 prepares a statement again at each run when its LIMIT is a bare bound
+    parameter (150 µs of a rare-word search at 100k facts: docs/benchmarks.md); ``+:limit``
+    is the same number without that."""
+    from slotmem.search import lexical as scoring
+
+    store.upsert("user", "a", "alpha")
+    chosen = lexical.plan(store.conn, query.parse("alpha"))
+    sql, _ = scoring.best_sql(chosen, Ranking(), slots=None, limit=10, now=0)
+    capped = lexical.Plan((dataclasses.replace(chosen.arms[0], cap=5),), chosen.facts)
+    capped_sql, _ = Ranking().sql(capped, None)
+    for text in (sql, capped_sql):
+        assert "LIMIT :" not in text and "LIMIT ?" not in text

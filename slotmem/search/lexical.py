@@ -26,6 +26,7 @@ query's mass is the coverage that ``relevance.py`` reads (and ``fusion.py``).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -65,8 +66,7 @@ class Ranking:
     presence: bool = False  # True: a matched term counts tf = 1, without bm25 (docs/ranking.md)
 
     def idf(self, facts: int, df: int) -> float:
-        df = min(max(df, 0), facts)  # an index that drifted must not make it negative
-        return math.log(1 + (facts - df + 0.5) / (df + 0.5)) ** self.idf_power
+        return _idf(facts, df, self.idf_power)
 
     def factors(self) -> tuple[str, str]:
         """SQL for feedback and recency, over the fact row ``f``."""
@@ -163,7 +163,7 @@ class Ranking:
         if arm.cap is None:
             return select + where
         params[f"cap{i}"] = arm.cap  # only the newest postings (of the asked slots)
-        return f"SELECT * FROM ({select}{where} ORDER BY t.rowid DESC LIMIT :cap{i})"
+        return f"SELECT * FROM ({select}{where} ORDER BY t.rowid DESC LIMIT +:cap{i})"
 
 
 def search(
@@ -266,8 +266,11 @@ def _ranked(
     rows: list[tuple] | None,
     columns: str = "*",
 ) -> tuple[str, dict]:
-    """``(SELECT columns FROM (the statement) WHERE the tests ORDER BY ... LIMIT :limit)``
-    and its parameters: what ``search`` and ``best`` run."""
+    """``(SELECT columns FROM (the statement) WHERE the tests ORDER BY ... LIMIT +:limit)``
+    and its parameters: what ``search`` and ``best`` run. ``+:limit``, not ``:limit``: SQLite
+    3.50 (sqlean's) reads a bare bound LIMIT while planning, so each run with it bound anew
+    prepares the statement again (150 µs of a rare-word search at 100k facts, a third of the
+    statement; SQLite 3.40 does not: docs/benchmarks.md)."""
     sql, params = ranking.sql(plan, slots, explain, tf, rows)
     params.update(now=now, limit=limit, total=total)
     tests = fact_tests(params, since, until, tags)
@@ -280,7 +283,7 @@ def _ranked(
     # Equal scores (common with presence scoring: the same words, the same confidence): the
     # shorter fact first, as bm25's length part would order them, then the newer.
     order = "score DESC, length(key) + length(value), seq DESC"
-    return f"(SELECT {columns} FROM ({sql}) {where} ORDER BY {order} LIMIT :limit)", params
+    return f"(SELECT {columns} FROM ({sql}) {where} ORDER BY {order} LIMIT +:limit)", params
 
 
 def search_both(
@@ -425,6 +428,13 @@ def best_hits(
         chance = likely(coverage(mass, total), matched, keys[row[key]], specific)
         hits.append(hit_of(fact, score, None, chance))
     return hits
+
+
+@functools.lru_cache(maxsize=4096)
+def _idf(facts: int, df: int, power: float) -> float:
+    """``Ranking.idf``, remembered: a search computes it about a dozen times, for few (N, df)."""
+    df = min(max(df, 0), facts)  # an index that drifted must not make it negative
+    return math.log(1 + (facts - df + 0.5) / (df + 0.5)) ** power
 
 
 def fts5_idf(facts: int, df: int) -> float:

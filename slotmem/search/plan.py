@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 from .stemmer import stem
@@ -61,9 +62,17 @@ def plan(conn, terms: Terms, budget: int | None = None, freqs: DocFreqs | None =
     """Look the terms up and choose the arms to run (no arms: nothing can match) within
     ``budget`` postings (default ``POSTINGS_BUDGET``). ``freqs`` remembers word dfs between
     searches (a Store keeps one)."""
+    freqs = freqs or DocFreqs()
+    if not terms.grams:  # N and the words' dfs in one statement: one snapshot, no BEGIN
+        stems = {word: stem(word) for word in terms.words}
+        read = freqs.read(conn, set(stems.values()))
+        if read is not None:
+            facts, found = read
+            arms = [Arm(word, WORDS, quote(word), found[stems[word]]) for word in terms.words]
+            return choose(arms, facts, budget)
     with snapshot(conn):
         facts = indexed_rows(conn, WORDS)
-        arms = _word_arms(conn, terms.words, freqs or DocFreqs()) + _gram_arms(conn, terms.grams)
+        arms = _word_arms(conn, terms.words, freqs) + _gram_arms(conn, terms.grams)
     return choose(arms, facts, budget)
 
 
@@ -73,7 +82,8 @@ def choose(arms: list[Arm], facts: int, budget: int | None = None) -> Plan:
     knows its dfs plans with it (slotmem.pg.search)."""
     arms = [arm for arm in arms if arm.df]
     chosen = _budget(_prune(arms, facts), budget or POSTINGS_BUDGET)
-    dropped = tuple(arm.term for arm in arms if arm.term not in {a.term for a in chosen})
+    kept = {arm.term for arm in chosen}
+    dropped = tuple(arm.term for arm in arms if arm.term not in kept)
     return Plan(tuple(chosen), facts, dropped, tuple(arms))
 
 
@@ -129,6 +139,31 @@ class DocFreqs:
         self._memo: tuple[bytes | None, dict[str, int]] = (None, {})
         self.postings: object | None = None  # common.Postings, made by the first search needing it
 
+    def read(self, conn, terms) -> tuple[int, dict[str, int]] | None:
+        """(N, {term: df}) as ``indexed_rows`` and ``lookup`` give them, read in one statement
+        (one snapshot of the index, as in ``snapshot``, without a transaction around it: a
+        rare-word search's plan cost 4 statements, BEGIN and ROLLBACK among them); the
+        structure record read with them says whether the remembered dfs still hold. None when
+        the index changed twice meanwhile or its averages record is empty (then ``plan``
+        looks them up in a transaction, as before)."""
+        terms = set(terms)
+        state, known = self._memo
+        for _ in range(2):
+            unknown = [term for term in terms if term not in known]
+            row = conn.execute(_read_sql(len(unknown)), unknown).fetchone()
+            seen = None if row[0] is None else bytes(row[0])
+            if seen != state and not known:  # nothing remembered: all were read
+                state = seen
+                self._memo = (state, known)
+            if seen == state and len(known) <= self.MAX_TERMS:
+                if not row[1]:
+                    return None
+                known.update(zip(unknown, (df or 0 for df in row[2:])))
+                return varint(bytes(row[1])), {term: known[term] for term in terms}
+            state, known = seen, {}
+            self._memo = (state, known)  # each search keeps the memo of the state it saw
+        return None
+
     def lookup(self, conn, terms) -> dict[str, int]:
         """{term: number of facts holding it (0 when none)}."""
         row = conn.execute(f"SELECT block FROM {WORDS}_data WHERE id = 10").fetchone()
@@ -146,7 +181,18 @@ class DocFreqs:
         return {term: known[term] for term in terms}
 
 
+@functools.lru_cache(maxsize=32)
+def _read_sql(unknown: int) -> str:
+    """``DocFreqs.read``'s statement: the structure record, the averages record, then the df
+    of each of ``unknown`` terms (NULL when no fact holds it)."""
+    data = f"(SELECT block FROM {WORDS}_data WHERE id = "
+    df = f"(SELECT doc FROM {VOCAB[WORDS]} WHERE term = ?)"
+    return f"SELECT {', '.join([data + '10)', data + '1)'] + [df] * unknown)}"
+
+
 def _prune(arms: list[Arm], facts: int) -> list[Arm]:
+    if len(arms) <= FLOOR:  # all of them, however common (the FLOOR rarest stay)
+        return arms
     common = max(COMMON_FRACTION * facts, COMMON_MIN)
     kept = [arm for arm in arms if arm.df <= common]
     if len(kept) < FLOOR:

@@ -260,6 +260,7 @@ def _ranks() -> dict[str, int]:
     return {word: rank for rank, word in enumerate(words.split(), 1)}
 
 
+@functools.lru_cache(maxsize=4096)
 def specificity(word: str) -> float:
     """0 for one of English's ``GENERAL`` commonest words, rising with the log of its rank to
     1 at ``SPECIFIC`` and beyond (a word not listed: a name, a product, a word of another

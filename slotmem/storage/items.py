@@ -126,11 +126,13 @@ def _texts(texts, limit: int, *, single_line: bool) -> list[str] | None:
     if not all(stripped) or max(map(len, stripped)) > limit:
         return None
     joined = "".join(stripped)
-    # isprintable: no control character at all (nor some other characters: then the search)
-    shown = joined if single_line else joined.replace("\n", "").replace("\t", "")
-    pattern = validation.SINGLE_LINE_RE if single_line else validation.CONTROL_RE
-    if not shown.isprintable() and pattern.search(joined):
-        return None
+    # isprintable: no control character at all (nor some other characters: then the search);
+    # texts without a line break or tab pass on the first (no copy without them to make)
+    if not joined.isprintable():
+        shown = joined if single_line else joined.replace("\n", "").replace("\t", "")
+        pattern = validation.SINGLE_LINE_RE if single_line else validation.CONTROL_RE
+        if not shown.isprintable() and pattern.search(joined):
+            return None
     if not joined.isascii():
         try:
             joined.encode("utf-8")  # a lone surrogate anywhere: the one-by-one path names it

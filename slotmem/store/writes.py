@@ -8,7 +8,7 @@ import dataclasses
 import gc
 import operator
 from collections.abc import Iterable, Mapping
-from itertools import compress
+from itertools import compress, repeat
 
 from .. import validation
 from ..errors import InvalidInput, protected_error
@@ -116,7 +116,7 @@ class Writes(Core):
         """New keys go in with one executemany; keys that exist or repeat, in any spelling
         (``Owner`` for ``owner``: validation.key_form), take _write's path (``guard``: as
         there)."""
-        forms = [validation.key_form(item[1]) for item in items]
+        forms = list(map(validation.key_form, map(_KEY, items)))
         existing = self._existing(items, forms)
         ids = _new_ids(len(items))
         if not existing and _distinct(items, forms):
@@ -155,14 +155,14 @@ class Writes(Core):
         for start in range(0, len(items), PAUSED_ITEMS):
             part = slice(start, start + PAUSED_ITEMS)
             with _cycle_collector_paused():
+                # each row zipped from the items' columns (in C: a comprehension that unpacked
+                # each item cost 0.3 us a fact), in rows.UPSERT_SQL's order
+                slots, keys, values, confidences, sources, expiries = zip(*items[part])
+                when = repeat(now)
                 self.conn.executemany(
                     rows.UPSERT_SQL,
-                    [
-                        (fact_id, slot, key, value, confidence, source, now, now, now, None,
-                         expires, form)
-                        for fact_id, (slot, key, value, confidence, source, expires), form
-                        in zip(ids[part], items[part], forms[part])
-                    ],
+                    zip(ids[part], slots, keys, values, confidences, sources, when, when, when,
+                        repeat(None), expiries, forms[part]),
                 )  # fmt: skip
                 results += created(ids[part], items[part], now)
         return results
@@ -184,8 +184,9 @@ class Writes(Core):
                 (slot, len(slot_forms) + 1),
             ).fetchall()
             if len(held) <= len(slot_forms):  # every key form of the slot
-                asked = set(slot_forms)
-                found.update((slot, form) for (form,) in held if form in asked)
+                if held:  # (a new slot holds none: no set of the batch's forms to make)
+                    asked = set(slot_forms)
+                    found.update((slot, form) for (form,) in held if form in asked)
                 continue
             found.update((slot, form) for form in self._held(slot, slot_forms))
         return found
@@ -394,6 +395,7 @@ def _changed(results: list[UpsertResult]) -> list[Fact]:
 
 
 _SLOT = operator.itemgetter(0)
+_KEY = operator.itemgetter(1)
 
 
 def _distinct(items: list[tuple], forms: list[str]) -> bool:
