@@ -399,3 +399,22 @@ def test_the_lexical_statement_binds_no_bare_limit(store):
     capped_sql, _ = Ranking().sql(capped, None)
     for text in (sql, capped_sql):
         assert "LIMIT :" not in text and "LIMIT ?" not in text
+
+
+def test_no_statement_binds_a_bare_limit():
+    """The same rule for every SQLite statement slotmem writes (lists, episodes, retrievals,
+    prune's candidates, the backfill, the key forms of a bulk load): ``LIMIT +?``, never
+    ``LIMIT ?``. PostgreSQL's statements (``slotmem/pg``) bind ``%s`` and are not concerned."""
+    import re
+    from pathlib import Path
+
+    import slotmem
+
+    bare = re.compile(r"\b(LIMIT|OFFSET)\s+[?:]")
+    found = [
+        f"{path.name}:{number}"
+        for path in Path(slotmem.__file__).parent.rglob("*.py")
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if bare.search(line)
+    ]
+    assert found == []

@@ -114,7 +114,7 @@ def _gram_arms(conn, grams) -> list[Arm]:
         upper = gram[:-1] + chr(ord(gram[-1]) + 1)
         rows = conn.execute(
             f"SELECT term, doc FROM {VOCAB[CJK]} WHERE term >= ? AND term < ? "
-            "ORDER BY doc DESC LIMIT ?",
+            "ORDER BY doc DESC LIMIT +?",
             (gram, upper, MAX_EXPANSIONS),
         ).fetchall()
         if rows:

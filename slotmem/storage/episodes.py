@@ -148,7 +148,7 @@ def listed(
             params.append(value)
     sql = f"{_SELECT} WHERE {' AND '.join(tests)} ORDER BY e.happened_at DESC, f.seq DESC"
     if limit is not None:
-        sql += " LIMIT ?"
+        sql += " LIMIT +?"
         params.append(limit)
     return [Episode.from_row(row) for row in conn.execute(sql, params)]
 

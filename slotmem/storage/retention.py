@@ -65,7 +65,7 @@ def prune_slot(
                WHERE slot = ? AND pinned_at IS NULL AND {rows.live("?")}
                  AND (protected_at IS NULL OR ?)
                  AND (quality <= ? OR (max(last_accessed, updated_at) < ? AND access_count < ?))
-               ORDER BY min(quality, 0), access_count, last_accessed, seq LIMIT ?""",
+               ORDER BY min(quality, 0), access_count, last_accessed, seq LIMIT +?""",
             (slot, now, include_protected, LOW_QUALITY, cutoff, min_access_count, excess),
         ).fetchall()
         report.removed = [Fact.from_row(row) for row in prunable]

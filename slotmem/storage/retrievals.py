@@ -135,7 +135,7 @@ def listed(
     sql = f"SELECT id, at, query, session, run, tokens FROM memory_retrievals {where} "
     sql += "ORDER BY at DESC, id DESC"
     if limit is not None:
-        sql += " LIMIT ?"
+        sql += " LIMIT +?"
         params.append(limit)
     found = [tuple(row) for row in conn.execute(sql, params)]
     items: dict[int, list[RetrievalItem]] = {row[0]: [] for row in found}

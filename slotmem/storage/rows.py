@@ -152,6 +152,6 @@ def history(
                       WHERE v.slot = h.slot AND v.key = h.key AND v.hid <= h.hid) AS version
               FROM memory_fact_history h {where} ORDER BY h.hid DESC"""
     if limit is not None:
-        sql += " LIMIT ?"
+        sql += " LIMIT +?"
         params.append(limit)
     return [HistoryEntry(*row) for row in conn.execute(sql, params)]

@@ -82,7 +82,7 @@ class Reads(Core):
             f"SELECT * FROM memory_facts WHERE {' AND '.join(tests)} ORDER BY {LIST_ORDERS[order]}"
         )
         if limit is not None or offset:
-            sql += " LIMIT ? OFFSET ?"
+            sql += " LIMIT +? OFFSET +?"
             params.extend([-1 if limit is None else validation.count(limit, "limit"), offset])
         facts = [Fact.from_row(row) for row in self.conn.execute(sql, params)]
         return fact_tags.attach(self.conn, facts)

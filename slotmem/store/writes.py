@@ -180,7 +180,7 @@ class Writes(Core):
                 forms if len(names) == 1 else list(compress(forms, map(slot.__eq__, slots)))
             )
             held = self.conn.execute(
-                "SELECT key_form FROM memory_facts WHERE slot = ? LIMIT ?",
+                "SELECT key_form FROM memory_facts WHERE slot = ? LIMIT +?",
                 (slot, len(slot_forms) + 1),
             ).fetchall()
             if len(held) <= len(slot_forms):  # every key form of the slot

@@ -195,7 +195,7 @@ class Semantic:
         rows = conn.execute(
             """SELECT f.seq, f.slot, f.key, f.value FROM memory_facts f
                LEFT JOIN memory_embeddings e ON e.fact_seq = f.seq AND e.model = ?
-               WHERE f.seq > ? AND e.fact_seq IS NULL ORDER BY f.seq LIMIT ?""",
+               WHERE f.seq > ? AND e.fact_seq IS NULL ORDER BY f.seq LIMIT +?""",
             (self.model_ref(model_id, dimensions), self._checked, max(1, limit)),
         ).fetchall()
         if not rows:
@@ -422,7 +422,7 @@ class Semantic:
             """SELECT f.slot, f.key, f.value, v.fact_seq FROM memory_facts f
                JOIN memory_embeddings v ON v.fact_seq = f.seq AND v.model = ?
                WHERE f.expires_at IS NULL OR f.expires_at > ?
-               ORDER BY f.updated_at DESC, f.seq DESC LIMIT ?""",
+               ORDER BY f.updated_at DESC, f.seq DESC LIMIT +?""",
             (self.model_ref(), self.clock(), limit),
         )
         return [tuple(row) for row in found]
