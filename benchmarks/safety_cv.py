@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from train_safety import BASE_MAX_FALSE, GRID, MAX_FALSE, SEMANTIC_GRID, embedded, swapped
 
 from slotmem.safety.injection import pattern_reason
-from slotmem.safety.model import MIN_WORDS, WORD, design, features, model_text, segments
+from slotmem.safety.model import MIN_WORDS, design, features, model_text, segments, words
 from slotmem.vectors.embedders import DEFAULT_MODEL
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -83,7 +83,7 @@ class Labelled:
                 units.setdefault(part, (not attack[i], True))
             for text, (train_on, score_on) in units.items():
                 plain = model_text(text)
-                if len(WORD.findall(plain)) < MIN_WORDS:
+                if len(words(plain)) < MIN_WORDS:
                     continue  # the scan does not weigh it
                 texts.append(plain)
                 owner.append(i)
@@ -257,7 +257,9 @@ def trained_model(
     return model
 
 
-def report(data: Labelled, flagged: np.ndarray, patterns: np.ndarray) -> list[dict]:
+def report(
+    data: Labelled, flagged: np.ndarray, patterns: np.ndarray, besides: str = ""
+) -> list[dict]:
     """The tables, and each split's figures."""
     per_split = []
     for g, name in enumerate(data.names):
@@ -295,6 +297,13 @@ def report(data: Labelled, flagged: np.ndarray, patterns: np.ndarray) -> list[di
         f"| **mean** | {np.mean(caught):.1%} | {np.mean(refused):.1%} | |\n"
         f"| **worst** | {min(caught):.1%} | {max(refused):.1%} | |"
     )
+    left = [i for i, r in enumerate(per_split) if r["split"] not in besides.split(",")]
+    if besides and len(left) < len(per_split):
+        caught, refused = [caught[i] for i in left], [refused[i] for i in left]
+        print(
+            f"| mean without {besides} | {np.mean(caught):.1%} | {np.mean(refused):.1%} | |\n"
+            f"| worst without {besides} | {min(caught):.1%} | {max(refused):.1%} | |"
+        )
     kinds: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for r in per_split:
         for kind, (hit, total) in r["kinds"].items():
@@ -316,7 +325,15 @@ def main() -> None:
     parser.add_argument("--semantic", help="The semantic model's settings, likewise")
     parser.add_argument("--shares", help="The cuts' shares of ordinary facts: base,semantic")
     parser.add_argument("--misses", help="Print what this split's scan got wrong")
-    parser.add_argument("--json", type=Path, help="Write each split's figures here")
+    parser.add_argument(
+        "--besides",
+        default="",
+        help="Also give the mean and worst without these splits (comma-separated): to compare "
+        "with a run before they were written",
+    )
+    parser.add_argument(
+        "--json", type=Path, help="Write each split's figures here (of each scan measured)"
+    )
     parser.add_argument("--rows", type=Path, help="Write each row's result here (JSON lines)")
     args = parser.parse_args()
     data = Labelled.load()
@@ -337,18 +354,27 @@ def main() -> None:
     }
     # the scan: the patterns, then the semantic model on the whole text and the base model on
     # each sentence (on the whole text too when the semantic model is not measured); each
-    # model's cut over its own rows' scores, as train_safety.py sets it
-    flagged = patterns.copy()
-    for name, scores in held.items():
-        share = shares[0] if name == "base" else shares[1]
-        rows = most(data, scores, data.whole if name == "semantic" else data.scored)
-        weighed = rows
-        if name == "base" and "semantic" in held:
-            weighed = most(data, scores, data.scored & ~data.whole)
-        for g in range(len(data.names)):
-            mine = data.split == g
-            flagged[mine] |= weighed[mine] >= cut(rows, ~mine & ~data.attack, share)
-    per_split = report(data, flagged, patterns)
+    # model's cut over its own rows' scores, as train_safety.py sets it. With both measured,
+    # the scan with the base model alone is reported first, then the scan with both.
+    scans = [["base"]] if "base" in held else []
+    if "semantic" in held:
+        scans.append(list(held))
+    per_split: dict[str, list[dict]] = {}
+    for scan in scans:
+        flagged = patterns.copy()
+        for name in scan:
+            scores = held[name]
+            share = shares[0] if name == "base" else shares[1]
+            rows = most(data, scores, data.whole if name == "semantic" else data.scored)
+            weighed = rows
+            if name == "base" and "semantic" in scan:
+                weighed = most(data, scores, data.scored & ~data.whole)
+            for g in range(len(data.names)):
+                mine = data.split == g
+                flagged[mine] |= weighed[mine] >= cut(rows, ~mine & ~data.attack, share)
+        name = "semantic" if "semantic" in scan else "base"
+        print(f"\n### patterns + {name} model\n")
+        per_split[name] = report(data, flagged, patterns, args.besides)
     for i in np.flatnonzero(data.split == data.names.index(args.misses)) if args.misses else []:
         row = data.rows[i]
         if flagged[i] != data.attack[i]:

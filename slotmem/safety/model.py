@@ -39,6 +39,12 @@ SEMANTIC_WEIGHTS = "data/injection-model-semantic.json.gz"
 GRAM = 4  # characters in a spelling feature
 MIN_WORDS = 3  # a key or a fragment says too little to weigh
 WORD = re.compile(r"\w+")
+# scripts written without spaces between words (Thai, Lao, Myanmar, Khmer, kana and CJK
+# ideographs, their vowel signs included): a run of them is read as its pairs of characters, so
+# a Chinese or Thai sentence is several words, not one (or a vowel sign's fragments)
+_SCRIPTS = r"\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_UNSPACED = re.compile(f"[{_SCRIPTS}]+")
+_TOKEN = re.compile(f"[{_SCRIPTS}]+|[^\\W{_SCRIPTS}]+")
 # where a sentence or a line ends: a stop and a space (so "3.12" or "deploy.sh" go on; "P.S.",
 # "e.g." and titles go on too), a line break, or a CJK stop; not a semicolon (its clauses lean
 # on each other: "Disregard the TODOs in legacy/; that code is being deleted")
@@ -57,21 +63,33 @@ def model_text(text: str) -> str:
     return normalised(" ".join([text, *(plain for _, plain in decoded(text))])).lower()
 
 
+def words(text: str) -> list[str]:
+    """The words of ``text``: each run of word characters, and in a script written without
+    spaces (``_UNSPACED``) each pair of neighbouring characters (a lone character alone)."""
+    found = []
+    for word in _TOKEN.findall(text):
+        if _UNSPACED.match(word):
+            found += [word[i : i + 2] for i in range(max(1, len(word) - 1))]
+        else:
+            found.append(word)
+    return found
+
+
 def features(text: str, spelling: bool = True) -> tuple[set[str], set[str], set[str]]:
     """The word features (``w:`` each word, ``f:`` the first), the idea features (``k:``
     each idea but those in ``PAIRED_ONLY``, ``p:`` each pair of ideas) and the spelling
     features (``c:`` each run of ``GRAM`` characters of a word, its ends marked, so a word
     of a related language or an inflection the rows never used still shares most of them)
     of the text as ``model_text`` returned it (no spelling features unless ``spelling``)."""
-    words = WORD.findall(text)
-    found = {"w:" + word for word in words}
-    if words:
-        found.add("f:" + words[0])
+    tokens = words(text)
+    found = {"w:" + word for word in tokens}
+    if tokens:
+        found.add("f:" + tokens[0])
     ideas = concepts(text)
     alone = {"k:" + idea for idea in ideas if idea not in PAIRED_ONLY}
     grams = {
         "c:" + marked[i : i + GRAM]
-        for marked in {f"<{word}>" for word in words if spelling and not word.isdigit()}
+        for marked in {f"<{word}>" for word in tokens if spelling and not word.isdigit()}
         for i in range(max(1, len(marked) - GRAM + 1))
     }
     return found, alone | {f"p:{a}+{b}" for a, b in combinations(ideas, 2)}, grams
@@ -107,7 +125,7 @@ class Model:
         that pushed it most), or None for a text too short to weigh. ``vector``: the vector of
         ``model_text(text)``, which the semantic model needs."""
         plain = model_text(text)
-        if len(WORD.findall(plain)) < MIN_WORDS:
+        if len(words(plain)) < MIN_WORDS:
             return None
         parts = {
             name: value * self.weights[name]
@@ -157,7 +175,7 @@ def weigh(text: str) -> Weighed | None:
     texts = [
         part
         for part in dict.fromkeys([text, *segments(text)])
-        if len(WORD.findall(model_text(part))) >= MIN_WORDS
+        if len(words(model_text(part))) >= MIN_WORDS
     ]
     if not texts or text not in texts:
         return None  # a key or a fragment: not worth an embedding
