@@ -34,8 +34,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from train_safety import BASE_MAX_FALSE, GRID, MAX_FALSE, SEMANTIC_GRID, embedded, swapped
 
+from slotmem.safety.decoders import english_share
 from slotmem.safety.injection import pattern_reason
-from slotmem.safety.model import MIN_WORDS, design, features, model_text, segments, words
+from slotmem.safety.model import ENGLISH_SHARE, MIN_WORDS, design, features, model_text, segments, words
 from slotmem.vectors.embedders import DEFAULT_MODEL
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -323,7 +324,16 @@ def main() -> None:
     parser.add_argument("--only", choices=["base", "semantic"], help="Measure one model")
     parser.add_argument("--base", help="The base model's settings: C,ideas,spelling,embedding")
     parser.add_argument("--semantic", help="The semantic model's settings, likewise")
-    parser.add_argument("--shares", help="The cuts' shares of ordinary facts: base,semantic")
+    parser.add_argument(
+        "--shares",
+        help="The cuts' shares of ordinary facts: base,semantic (several pairs: a;b, a scan each)",
+    )
+    parser.add_argument(
+        "--english",
+        default=str(ENGLISH_SHARE),
+        help="The share of common English words from which the semantic model weighs a text "
+        "(comma-separated: a scan for each)",
+    )
     parser.add_argument("--misses", help="Print what this split's scan got wrong")
     parser.add_argument(
         "--besides",
@@ -337,9 +347,10 @@ def main() -> None:
     parser.add_argument("--rows", type=Path, help="Write each row's result here (JSON lines)")
     args = parser.parse_args()
     data = Labelled.load()
-    shares = (
-        [float(v) for v in args.shares.split(",")] if args.shares else [BASE_MAX_FALSE, MAX_FALSE]
-    )
+    pairs = [
+        [float(v) for v in pair.split(",")]
+        for pair in (args.shares or f"{BASE_MAX_FALSE},{MAX_FALSE}").split(";")
+    ]
     chosen = {
         "base": tuple(map(float, args.base.split(","))) if args.base else GRID[0],
         "semantic": tuple(map(float, args.semantic.split(",")))
@@ -356,25 +367,36 @@ def main() -> None:
     # each sentence (on the whole text too when the semantic model is not measured); each
     # model's cut over its own rows' scores, as train_safety.py sets it. With both measured,
     # the scan with the base model alone is reported first, then the scan with both.
-    scans = [["base"]] if "base" in held else []
-    if "semantic" in held:
-        scans.append(list(held))
+    scans: list[tuple[list[str], float, list[float]]] = []
+    for shares in pairs:  # one scan for each pair of shares and each share of English words
+        scans += [(["base"], 0.0, shares)] if "base" in held else []
+        if "semantic" in held:
+            scans += [(list(held), float(v), shares) for v in str(args.english).split(",")]
+    shares_english = np.array([english_share(words(model_text(r["text"]))) for r in data.rows])
     per_split: dict[str, list[dict]] = {}
-    for scan in scans:
+    for scan, least, shares in scans:
+        # the rows the semantic model weighs: English enough for its embedding
+        english = shares_english >= least
         flagged = patterns.copy()
         for name in scan:
             scores = held[name]
             share = shares[0] if name == "base" else shares[1]
             rows = most(data, scores, data.whole if name == "semantic" else data.scored)
             weighed = rows
-            if name == "base" and "semantic" in scan:
-                weighed = most(data, scores, data.scored & ~data.whole)
+            if name == "base" and "semantic" in scan:  # the sentences; the whole text too
+                # where the semantic model does not weigh it (not English enough)
+                weighed = np.where(english, most(data, scores, data.scored & ~data.whole), rows)
+            if name == "semantic":
+                weighed = np.where(english, rows, -np.inf)
             for g in range(len(data.names)):
                 mine = data.split == g
                 flagged[mine] |= weighed[mine] >= cut(rows, ~mine & ~data.attack, share)
         name = "semantic" if "semantic" in scan else "base"
-        print(f"\n### patterns + {name} model\n")
-        per_split[name] = report(data, flagged, patterns, args.besides)
+        note = f" (English share from {least})" if "semantic" in scan else ""
+        if len(pairs) > 1:
+            note += f" (shares {shares[0]}, {shares[1]})"
+        print(f"\n### patterns + {name} model{note}\n")
+        per_split[name + note] = report(data, flagged, patterns, args.besides)
     for i in np.flatnonzero(data.split == data.names.index(args.misses)) if args.misses else []:
         row = data.rows[i]
         if flagged[i] != data.attack[i]:

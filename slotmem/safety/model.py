@@ -31,13 +31,18 @@ from typing import NamedTuple
 
 from . import embedding
 from .concepts import concepts
-from .decoders import decoded
+from .decoders import decoded, english_share
 from .normalise import normalised
 
 WEIGHTS = "data/injection-model.json.gz"
 SEMANTIC_WEIGHTS = "data/injection-model-semantic.json.gz"
 GRAM = 4  # characters in a spelling feature
 MIN_WORDS = 3  # a key or a fragment says too little to weigh
+# the embedding model reads English: a text with a smaller share of its words among the 10,000
+# commonest English words is weighed by the base model, whole and by sentence (tenth round,
+# benchmarks/safety_cv.py --english: 0.4 against 0, leaving one split out, 85.1% caught at 2.1%
+# refused against 84.1% at 2.3% on the mean split)
+ENGLISH_SHARE = 0.4
 WORD = re.compile(r"\w+")
 # scripts written without spaces between words (Thai, Lao, Myanmar, Khmer, kana and CJK
 # ideographs, their vowel signs included): a run of them is read as its pairs of characters, so
@@ -168,7 +173,8 @@ def segments(text: str) -> list[str]:
 
 def weigh(text: str) -> Weighed | None:
     """``text`` weighed as a whole by the semantic model when an embedding model is at hand
-    (else by the base model), and each of its sentences (``segments``) by the base model: the
+    and the text is English enough for it (``ENGLISH_SHARE``; else by the base model), and
+    each of its sentences (``segments``) by the base model: the
     one that weighs most against its model's threshold; None for a text too short to weigh.
     Only the whole text is embedded: a write's scan stays one embedding."""
     base, semantic = models()
@@ -180,8 +186,14 @@ def weigh(text: str) -> Weighed | None:
     if not texts or text not in texts:
         return None  # a key or a fragment: not worth an embedding
     found = []
-    if semantic is not None and semantic.embedding and embedding.enabled():
-        vector = embedding.vector(model_text(text))
+    plain = model_text(text)
+    if (
+        semantic is not None
+        and semantic.embedding
+        and english_share(words(plain)) >= ENGLISH_SHARE
+        and embedding.enabled()
+    ):
+        vector = embedding.vector(plain)
         if vector is not None and len(vector) == len(semantic.embedding):
             found = [(semantic, text, semantic.score(text, vector))]
     found += [(base, part, base.score(part)) for part in texts[len(found) :]]
