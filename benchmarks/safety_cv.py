@@ -1,7 +1,8 @@
 """Leave one split out: the write scan's estimate on wording it was never trained on.
 
     python benchmarks/safety_cv.py [--only base|semantic] [--base C,I,S,E] [--semantic C,I,S,E]
-        [--shares B,S] [--misses SPLIT] [--json PATH] [--rows PATH]
+        [--shares B,S[;B,S...]] [--english X[,Y...]] [--besides SPLIT,...] [--misses SPLIT]
+        [--json PATH] [--rows PATH]
 
 Each labelled file of benchmarks/data/ is a split written at one time by one author (safety.json
 holds five: dev, test, holdout2, holdout3, holdout4, each counted alone). For every split, the
@@ -17,7 +18,12 @@ each kind of attack over all splits, its mean and its worst split (of those with
 The patterns (rules.py, languages.py) and the ideas (concepts.py) are not refitted: they were
 written having read most splits, so their part in each split's figure is a fit, not a
 measurement; the models' is one. --base and --semantic try other settings (C, idea weight,
-spelling weight, embedding weight), --shares other cuts; --rows writes each row's result.
+spelling weight, embedding weight), --shares other cuts, --english other shares of common
+English words from which the semantic model weighs a text (model.ENGLISH_SHARE; the base model
+weighs the rest whole), each a scan of its own in the same run; --besides also gives the mean
+and worst without the named splits (a split written this round, to compare with a run before
+it); --rows writes each row's result (of the last scan). The scan with the base model alone is
+reported first, then the scan with the semantic model (and the base model on sentences).
 """
 
 from __future__ import annotations
@@ -36,7 +42,15 @@ from train_safety import BASE_MAX_FALSE, GRID, MAX_FALSE, SEMANTIC_GRID, embedde
 
 from slotmem.safety.decoders import english_share
 from slotmem.safety.injection import pattern_reason
-from slotmem.safety.model import ENGLISH_SHARE, MIN_WORDS, design, features, model_text, segments, words
+from slotmem.safety.model import (
+    ENGLISH_SHARE,
+    MIN_WORDS,
+    design,
+    features,
+    model_text,
+    segments,
+    words,
+)
 from slotmem.vectors.embedders import DEFAULT_MODEL
 
 DATA = Path(__file__).resolve().parent / "data"

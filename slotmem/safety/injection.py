@@ -27,7 +27,9 @@ _NAMING = re.compile(
     re.IGNORECASE,
 )
 # in Chinese, Japanese and Korean the naming word follows the quotation: “...”这类攻击
-_NAMED_AFTER = re.compile(r"\s*(?:这类|這類|之类|之類|等|という|といった|などの|같은|라는|와\s*같은)")
+_NAMED_AFTER = re.compile(
+    r"\s*(?:这类|這類|之类|之類|等|という|といった|などの|같은|라는|와\s*같은)"
+)
 
 
 def injection_reason(*texts: str) -> str | None:

@@ -11,6 +11,9 @@ dictionary look-ups per word.
 Where an embedding model is at hand (``embedding``: the semantic extra's default model), a
 second model trained the same way (``injection-model-semantic.json.gz``) adds the text's vector
 to those features, so a phrasing is also weighed by what it means; it has its own threshold.
+The embedding model reads English: a text with under ``ENGLISH_SHARE`` of its words among the
+commonest English words is weighed by the base model. A script written without spaces (Chinese,
+Japanese, Thai) is read as its pairs of characters (``words``).
 ``weigh`` chooses between them for each text, and weighs a text of several sentences or lines
 (``segments``) as a whole and each sentence alone, keeping the most: an instruction appended to
 an ordinary fact is then not diluted by it. Training scores the dev rows the same way.
@@ -47,7 +50,9 @@ WORD = re.compile(r"\w+")
 # scripts written without spaces between words (Thai, Lao, Myanmar, Khmer, kana and CJK
 # ideographs, their vowel signs included): a run of them is read as its pairs of characters, so
 # a Chinese or Thai sentence is several words, not one (or a vowel sign's fragments)
-_SCRIPTS = r"\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_SCRIPTS = (
+    r"\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+)
 _UNSPACED = re.compile(f"[{_SCRIPTS}]+")
 _TOKEN = re.compile(f"[{_SCRIPTS}]+|[^\\W{_SCRIPTS}]+")
 # where a sentence or a line ends: a stop and a space (so "3.12" or "deploy.sh" go on; "P.S.",
