@@ -124,7 +124,8 @@ class Sparse:
         self.indptr = np.zeros(len(rows) + 1, dtype=np.int64)
         cols, vals = [], []
         for i, values in enumerate(rows):
-            for name, value in values.items():
+            # sorted: the columns' order (and so the fit's sums) is not set by the hash seed
+            for name, value in sorted(values.items()):
                 cols.append(index.setdefault(name, len(index)))
                 vals.append(value)
             self.indptr[i + 1] = len(cols)
