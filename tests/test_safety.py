@@ -64,7 +64,7 @@ def flagged(rows, scan, label, split=None):
         ("holdout6", 123, 123, 1, 152),
         ("holdout7", 139, 139, 2, 169),
         ("holdout8", 160, 160, 2, 188),  # trained on since the tenth round: a fit
-        ("train10", 417, 423, 5, 368),
+        ("train10", 416, 423, 5, 388),
     ],
 )
 def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinary):
@@ -96,7 +96,7 @@ def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinar
         ("holdout6", 122, 123, 1, 152),
         ("holdout7", 139, 139, 2, 169),
         ("holdout8", 159, 160, 2, 188),  # trained on since the tenth round: a fit
-        ("train10", 414, 423, 5, 368),
+        ("train10", 414, 423, 5, 388),
     ],
 )
 def test_semantic_benchmark_figures_do_not_regress(
