@@ -52,19 +52,19 @@ def flagged(rows, scan, label, split=None):
     # install without the semantic extra): a floor, not a target. Since the eighth round every
     # split is trained on, so these are fits; benchmarks/safety_cv.py leaves one split out
     [
-        ("dev", 935, 945, 5, 928),
-        ("test", 123, 124, 2, 111),
+        ("dev", 940, 945, 5, 928),
+        ("test", 124, 124, 2, 111),
         ("holdout2", 143, 143, 4, 143),
         # 118 before the tenth round: a fit, and the fit of a model trained on more (train10's
         # hard ordinary facts) fits holdout3 less; left out, it catches more (safety_cv.py:
         # 92 -> 96 of 120)
-        ("holdout3", 114, 120, 2, 133),
+        ("holdout3", 117, 120, 2, 133),
         ("holdout4", 125, 125, 1, 167),
         ("holdout5", 123, 124, 0, 155),
         ("holdout6", 123, 123, 1, 152),
         ("holdout7", 139, 139, 2, 169),
         ("holdout8", 160, 160, 2, 188),  # trained on since the tenth round: a fit
-        ("train10", 416, 423, 5, 388),
+        ("train10", 419, 423, 5, 388),
     ],
 )
 def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinary):
