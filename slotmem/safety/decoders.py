@@ -143,6 +143,11 @@ def _shifted(text: str) -> list[str]:
     return found
 
 
+def english_share(words: list[str]) -> float:
+    """The share of ``words`` (lower-cased) among the 10,000 commonest English words."""
+    return _english(words)
+
+
 def _english(words: list[str]) -> float:
     return sum(word in _english_words() for word in words) / len(words) if words else 0.0
 

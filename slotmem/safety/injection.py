@@ -17,11 +17,18 @@ from .rules import PATTERNS, SQUEEZED
 _QUOTATION = re.compile(
     r"(?:^|(?<=[\s(\[:]))(?P<open>['\"“‘«„「])(?P<said>[^\n]{3,200}?)['\"”’»“」]"
     r"(?=[\s.,;:!?)\]]|$)"
+    r"|(?P<cjk_open>[“「『])(?P<cjk_said>[^\n]{2,100}?)[”」』]"
 )
 _NAMING = re.compile(
     r"\b(?:called|titled|entitled|named|like|such\s+as|e\.g\.|phrases?|strings?|slogan|"
-    r"examples?|labell?ed|keywords?|headline)\s*[:,]?\s*$",
+    r"examples?|labell?ed|keywords?|headline|(?:the|a|an)\s+prompts?|injects?|injected|"
+    r"attacks?|jailbreaks?|payloads?|wie|comme|como|come|jak|как|такие\s+как|на\s+кшталт|"
+    r"zoals|som|gibi|kiểu\s+như|seperti)\s*[:,]?\s*$",
     re.IGNORECASE,
+)
+# in Chinese, Japanese and Korean the naming word follows the quotation: “...”这类攻击
+_NAMED_AFTER = re.compile(
+    r"\s*(?:这类|這類|之类|之類|等|という|といった|などの|같은|라는|와\s*같은)"
 )
 
 
@@ -98,14 +105,20 @@ def _scan(text: str, how: str) -> str | None:
 def _named(text: str, start: int, end: int) -> bool:
     """Whether text[start:end] lies inside a quotation a naming word introduces (``_NAMING``)."""
     return any(
-        quote.start("said") <= start
-        and end <= quote.end("said")
-        and _NAMING.search(text, max(0, quote.start() - 30), quote.start())
+        quote.start(said) <= start <= end <= quote.end(said) and _naming(quote)
         for quote in _QUOTATION.finditer(text)
+        for said in ("said", "cjk_said")
+        if quote.group(said) is not None
     )
+
+
+def _naming(quote: re.Match) -> bool:
+    """Whether a naming word introduces the quotation (or, in CJK, follows it)."""
+    if quote.group("cjk_said") is not None:
+        return bool(_NAMED_AFTER.match(quote.string, quote.end()))
+    return bool(_NAMING.search(quote.string, max(0, quote.start() - 30), quote.start()))
 
 
 def _unnamed(quote: re.Match) -> str:
     """A quotation without what it holds when a naming word introduces it, else as written."""
-    before = quote.string[max(0, quote.start() - 30) : quote.start()]
-    return " " if _NAMING.search(before) else quote.group()
+    return " " if _naming(quote) else quote.group()

@@ -24,7 +24,7 @@ PATTERNS = [
     r"\b(?:ignora|dimentica)\w*\b.{0,40}\b(?:istruzioni|regole)\b",
     r"\bda\s+(?:ora|adesso)\s+in\s+poi\b.{0,30}\b(?:sei|hai|non\s+hai)\b",
     r"\bnon\s+dire\b.{0,20}\butente",
-    r"\b(?:mostra|rivela)\w*\b.{0,20}\bprompt\s+di\s+sistema",
+    r"\b(?:mostra|rivela)(?:mi|ci|re)?\b.{0,20}\bprompt\s+di\s+sistema",
     # Portuguese
     r"\b(?:ignore|ignora|esque[çc]a)\w*\b.{0,40}\b(?:instru[çc][õo]es|regras)\b",
     r"\ba\s+partir\s+de\s+agora\b.{0,30}\b(?:voc[êe]|tu)\b",

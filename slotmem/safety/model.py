@@ -11,6 +11,9 @@ dictionary look-ups per word.
 Where an embedding model is at hand (``embedding``: the semantic extra's default model), a
 second model trained the same way (``injection-model-semantic.json.gz``) adds the text's vector
 to those features, so a phrasing is also weighed by what it means; it has its own threshold.
+The embedding model reads English: a text with under ``ENGLISH_SHARE`` of its words among the
+commonest English words is weighed by the base model. A script written without spaces (Chinese,
+Japanese, Thai) is read as its pairs of characters (``words``).
 ``weigh`` chooses between them for each text, and weighs a text of several sentences or lines
 (``segments``) as a whole and each sentence alone, keeping the most: an instruction appended to
 an ordinary fact is then not diluted by it. Training scores the dev rows the same way.
@@ -31,14 +34,27 @@ from typing import NamedTuple
 
 from . import embedding
 from .concepts import concepts
-from .decoders import decoded
+from .decoders import decoded, english_share
 from .normalise import normalised
 
 WEIGHTS = "data/injection-model.json.gz"
 SEMANTIC_WEIGHTS = "data/injection-model-semantic.json.gz"
 GRAM = 4  # characters in a spelling feature
 MIN_WORDS = 3  # a key or a fragment says too little to weigh
+# the embedding model reads English: a text with a smaller share of its words among the 10,000
+# commonest English words is weighed by the base model, whole and by sentence (tenth round,
+# benchmarks/safety_cv.py --english: 0.4 against 0, leaving one split out, 85.1% caught at 2.1%
+# refused against 84.1% at 2.3% on the mean split)
+ENGLISH_SHARE = 0.4
 WORD = re.compile(r"\w+")
+# scripts written without spaces between words (Thai, Lao, Myanmar, Khmer, kana and CJK
+# ideographs, their vowel signs included): a run of them is read as its pairs of characters, so
+# a Chinese or Thai sentence is several words, not one (or a vowel sign's fragments)
+_SCRIPTS = (
+    r"\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+)
+_UNSPACED = re.compile(f"[{_SCRIPTS}]+")
+_TOKEN = re.compile(f"[{_SCRIPTS}]+|[^\\W{_SCRIPTS}]+")
 # where a sentence or a line ends: a stop and a space (so "3.12" or "deploy.sh" go on; "P.S.",
 # "e.g." and titles go on too), a line break, or a CJK stop; not a semicolon (its clauses lean
 # on each other: "Disregard the TODOs in legacy/; that code is being deleted")
@@ -57,21 +73,33 @@ def model_text(text: str) -> str:
     return normalised(" ".join([text, *(plain for _, plain in decoded(text))])).lower()
 
 
+def words(text: str) -> list[str]:
+    """The words of ``text``: each run of word characters, and in a script written without
+    spaces (``_UNSPACED``) each pair of neighbouring characters (a lone character alone)."""
+    found = []
+    for word in _TOKEN.findall(text):
+        if _UNSPACED.match(word):
+            found += [word[i : i + 2] for i in range(max(1, len(word) - 1))]
+        else:
+            found.append(word)
+    return found
+
+
 def features(text: str, spelling: bool = True) -> tuple[set[str], set[str], set[str]]:
     """The word features (``w:`` each word, ``f:`` the first), the idea features (``k:``
     each idea but those in ``PAIRED_ONLY``, ``p:`` each pair of ideas) and the spelling
     features (``c:`` each run of ``GRAM`` characters of a word, its ends marked, so a word
     of a related language or an inflection the rows never used still shares most of them)
     of the text as ``model_text`` returned it (no spelling features unless ``spelling``)."""
-    words = WORD.findall(text)
-    found = {"w:" + word for word in words}
-    if words:
-        found.add("f:" + words[0])
+    tokens = words(text)
+    found = {"w:" + word for word in tokens}
+    if tokens:
+        found.add("f:" + tokens[0])
     ideas = concepts(text)
     alone = {"k:" + idea for idea in ideas if idea not in PAIRED_ONLY}
     grams = {
         "c:" + marked[i : i + GRAM]
-        for marked in {f"<{word}>" for word in words if spelling and not word.isdigit()}
+        for marked in {f"<{word}>" for word in tokens if spelling and not word.isdigit()}
         for i in range(max(1, len(marked) - GRAM + 1))
     }
     return found, alone | {f"p:{a}+{b}" for a, b in combinations(ideas, 2)}, grams
@@ -107,7 +135,7 @@ class Model:
         that pushed it most), or None for a text too short to weigh. ``vector``: the vector of
         ``model_text(text)``, which the semantic model needs."""
         plain = model_text(text)
-        if len(WORD.findall(plain)) < MIN_WORDS:
+        if len(words(plain)) < MIN_WORDS:
             return None
         parts = {
             name: value * self.weights[name]
@@ -150,20 +178,27 @@ def segments(text: str) -> list[str]:
 
 def weigh(text: str) -> Weighed | None:
     """``text`` weighed as a whole by the semantic model when an embedding model is at hand
-    (else by the base model), and each of its sentences (``segments``) by the base model: the
+    and the text is English enough for it (``ENGLISH_SHARE``; else by the base model), and
+    each of its sentences (``segments``) by the base model: the
     one that weighs most against its model's threshold; None for a text too short to weigh.
     Only the whole text is embedded: a write's scan stays one embedding."""
     base, semantic = models()
     texts = [
         part
         for part in dict.fromkeys([text, *segments(text)])
-        if len(WORD.findall(model_text(part))) >= MIN_WORDS
+        if len(words(model_text(part))) >= MIN_WORDS
     ]
     if not texts or text not in texts:
         return None  # a key or a fragment: not worth an embedding
     found = []
-    if semantic is not None and semantic.embedding and embedding.enabled():
-        vector = embedding.vector(model_text(text))
+    plain = model_text(text)
+    if (
+        semantic is not None
+        and semantic.embedding
+        and english_share(words(plain)) >= ENGLISH_SHARE
+        and embedding.enabled()
+    ):
+        vector = embedding.vector(plain)
         if vector is not None and len(vector) == len(semantic.embedding):
             found = [(semantic, text, semantic.score(text, vector))]
     found += [(base, part, base.score(part)) for part in texts[len(found) :]]
