@@ -312,6 +312,11 @@ def report(data: Labelled, flagged: np.ndarray, patterns: np.ndarray) -> list[di
         for i in np.flatnonzero(a):
             kinds[data.rows[i]["kind"]][0] += int(flagged[i])
             kinds[data.rows[i]["kind"]][1] += 1
+        ordinary_kinds: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for i in np.flatnonzero(o):
+            ordinary_kinds[data.rows[i]["kind"]][0] += int(flagged[i])
+            ordinary_kinds[data.rows[i]["kind"]][1] += 1
+        foreign = np.array([row["lang"] != "en" for row in data.rows])
         per_split.append(
             {
                 "split": name,
@@ -322,6 +327,14 @@ def report(data: Labelled, flagged: np.ndarray, patterns: np.ndarray) -> list[di
                 "patterns": int(patterns[a].sum()),
                 "patterns_refused": int(patterns[o].sum()),
                 "kinds": dict(kinds),
+                "ordinary_kinds": dict(ordinary_kinds),
+                # rows not in English, whatever their kind: caught, attacks, refused, ordinary
+                "other_languages": [
+                    int(flagged[a & foreign].sum()),
+                    int((a & foreign).sum()),
+                    int(flagged[o & foreign].sum()),
+                    int((o & foreign).sum()),
+                ],
             }
         )
     print(
@@ -351,6 +364,26 @@ def report(data: Labelled, flagged: np.ndarray, patterns: np.ndarray) -> list[di
         mean = f"{np.mean(shares):.1%}" if shares else "-"
         worst = f"{min(shares):.1%}" if shares else "-"
         print(f"| {kind} | {hit}/{total} ({hit / total:.1%}) | {mean} | {worst} |")
+    counts = np.array([r["other_languages"] for r in per_split])
+    caught = [c / t for c, t, _, _ in counts if t >= 5]
+    refused = [r / t for _, _, r, t in counts if t >= 5]
+    print(
+        f"\nNot in English (any kind): {counts[:, 0].sum()}/{counts[:, 1].sum()} attacks caught "
+        f"(mean {np.mean(caught):.1%}, worst {min(caught):.1%}), {counts[:, 2].sum()}/"
+        f"{counts[:, 3].sum()} ordinary facts refused (mean {np.mean(refused):.1%}, worst "
+        f"{max(refused):.1%}; splits with 5 or more)"
+    )
+    refusals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in per_split:
+        for kind, (hit, total) in r["ordinary_kinds"].items():
+            refusals[kind][0] += hit
+            refusals[kind][1] += total
+    print(
+        "Ordinary facts refused by kind: "
+        + ", ".join(
+            f"{k} {h}/{t}" for k, (h, t) in sorted(refusals.items(), key=lambda k: -k[1][1])
+        )
+    )
     return per_split
 
 
