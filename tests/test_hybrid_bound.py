@@ -3,7 +3,6 @@ it gave when that search ran, and runs it whenever the bound cannot prove it nee
 
 import dataclasses
 import gzip
-import hashlib
 import random
 
 import llm
@@ -13,6 +12,7 @@ from slotmem import search
 from slotmem.search import bound, common, relevance, terms
 from slotmem.search.lexical import Ranking
 from slotmem.search.relevance import Calibration
+from tests.test_hybrid_share import WordVectors as SharedWordVectors
 
 
 def vocabulary() -> list[str]:
@@ -30,20 +30,10 @@ def vocabulary() -> list[str]:
 WORDS = vocabulary()
 
 
-class WordVectors(llm.EmbeddingModel):
-    """A text's vector is the sum of its words' (each a fixed random one), plus a little of a
-    random direction per text: facts that share words with a question are near it."""
+class WordVectors(SharedWordVectors):
+    """test_hybrid_share's model (a text's vector is the sum of its words') under its own id."""
 
-    model_id, dimensions = "fake-words-bound", 48
-
-    def embed_batch(self, items):
-        for text in items:
-            vector = [0.0] * self.dimensions
-            for word in text.lower().replace(":", " ").replace(".", " ").split():
-                rng = random.Random(hashlib.sha256(word.encode()).digest())
-                for i in range(self.dimensions):
-                    vector[i] += rng.gauss(0.0, 1.0)
-            yield vector
+    model_id = "fake-words-bound"
 
 
 class Plugin:
