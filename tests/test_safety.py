@@ -116,6 +116,42 @@ def test_semantic_benchmark_figures_do_not_regress(
     assert total == ordinary and wrong <= false + 1
 
 
+UNSEEN = {
+    path.stem.removeprefix("safety-"): json.loads(path.read_text())["injection"]
+    for path in (ROOT / "benchmarks/data/unseen").glob("safety-*.json")
+}
+
+
+@pytest.mark.parametrize(
+    "split,semantic,caught,attacks,false,ordinary",
+    # docs/agents.md's and docs/benchmarks.md's figures on the splits kept unseen (measured once
+    # after the tenth round; nothing trains on them): a floor that says the claim, not a target
+    [
+        ("holdout9", False, 136, 163, 4, 190),
+        ("holdout9", True, 143, 163, 5, 190),
+        ("holdout10", False, 126, 172, 7, 192),
+        ("holdout10", True, 118, 172, 5, 192),
+    ],
+)
+def test_the_unseen_splits_figures(monkeypatch, split, semantic, caught, attacks, false, ordinary):
+    from slotmem.safety import embedding
+
+    if semantic:
+        if not SEMANTIC_EXTRA:
+            pytest.skip("needs the semantic extra")
+        from slotmem.vectors.semantic import scan_vectors
+
+        monkeypatch.setenv(embedding.ENV, "1")
+        embedding.use(scan_vectors)
+    else:
+        monkeypatch.setenv(embedding.ENV, "0")
+    rows = UNSEEN[split]
+    found, total = flagged(rows, injection_reason, "attack")
+    assert total == attacks and found >= caught - semantic  # int8 may differ by a row
+    wrong, total = flagged(rows, injection_reason, "ordinary")
+    assert total == ordinary and wrong <= false + semantic
+
+
 def test_the_set_is_what_the_issue_asks_for():
     rows = DATA["injection"]
     assert sum(r["label"] == "attack" for r in rows) >= 100
