@@ -53,8 +53,8 @@ def unchanged(
         return False
     if not hits or not alone:
         return True  # no hits to raise, or the words alone find nothing (no term, or none held)
-    _, b, c, _, k, _, s = (*ranking.calibration.lexical, 0.0, 0.0, 0.0)[:7]
-    if min(b, c, k, s) < 0 or conn.in_transaction or not common.available():
+    calibration = ranking.calibration
+    if not calibration.lexical_monotone() or conn.in_transaction or not common.available():
         return False
     arms = alone.every or alone.arms
     if any(arm.table != WORDS for arm in arms) or not common.fits(arms, postings.max_bytes):
@@ -83,7 +83,7 @@ def unchanged(
         specific = np.maximum(specific, found * relevance.specificity(arm.term))
     total = relevance.query_mass(alone, query.terms, ranking)  # the smaller of the two masses
     matches = keys([hit.fact.key for hit in hits])
-    likely = ranking.calibration.lexical_relevance()
+    likely = calibration.lexical_relevance()
     for i, hit in enumerate(hits):
         if not held[i]:
             continue  # holds none of the terms: the words alone do not return it

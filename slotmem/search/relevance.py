@@ -143,6 +143,12 @@ class Calibration:
 
         return lexical
 
+    def lexical_monotone(self) -> bool:
+        """Whether a lexical hit's relevance never falls as its coverage, matched terms, key
+        match or specificity grow (their constants all >= 0): what search.bound's proof needs."""
+        _, b, c, _, k, _, s = _seven(self.lexical)
+        return min(b, c, k, s) >= 0
+
     def lexical_sql(self, relevance: float, params: dict) -> str:
         """A SQL test, over a lexical row's ``mass`` and ``matched`` and the query's mass
         ``:total``, that holds when the row's relevance is at least ``relevance`` (a hair
