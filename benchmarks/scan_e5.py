@@ -38,24 +38,24 @@ def _model():
 
 def e5_vectors(texts: list[str]) -> np.ndarray:
     """The texts' e5 vectors (unit length, "query: " prefix), cached in CACHE."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from train_safety import cached_vectors
+
     CACHE.mkdir(exist_ok=True)
-    path = CACHE / "e5-query.npz"
-    cache: dict[str, np.ndarray] = {}
-    if path.exists():
-        with np.load(path, allow_pickle=False) as saved:
-            cache = dict(zip(saved["texts"].tolist(), saved["vectors"]))
-    missing = [t for t in dict.fromkeys(texts) if t not in cache]
-    if missing:
-        model = _model()
-        started = time.process_time()
-        for i in range(0, len(missing), 64):
-            batch = missing[i : i + 64]
-            cache.update(zip(batch, np.asarray(model.query(batch), dtype=float)))
-            print(f"  e5: {i + len(batch)}/{len(missing)} texts", file=sys.stderr)
-        print(f"  e5: {time.process_time() - started:.0f} s of CPU", file=sys.stderr)
-        names = list(cache)
-        np.savez(path, texts=np.array(names), vectors=np.array([cache[n] for n in names]))
-    return np.array([cache[t] for t in texts], dtype=float)
+    return cached_vectors(CACHE / "e5-query.npz", texts, _e5)
+
+
+def _e5(missing: list[str]) -> list:
+    """``missing``'s e5 vectors, 64 at a time, with progress and the CPU they took."""
+    model = _model()
+    started = time.process_time()
+    vectors: list = []
+    for i in range(0, len(missing), 64):
+        batch = missing[i : i + 64]
+        vectors += list(np.asarray(model.query(batch), dtype=float))
+        print(f"  e5: {i + len(batch)}/{len(missing)} texts", file=sys.stderr)
+    print(f"  e5: {time.process_time() - started:.0f} s of CPU", file=sys.stderr)
+    return vectors
 
 
 def main() -> None:

@@ -76,15 +76,21 @@ def embedded(texts: list[str]) -> np.ndarray:
     cache_path = (
         Path(tempfile.gettempdir()) / f"slotmem-train-safety-{DEFAULT_MODEL.replace('/', '_')}.npz"
     )
+    return cached_vectors(cache_path, texts, lambda missing: MiniLM().embed_multi(missing))
+
+
+def cached_vectors(path: Path, texts: list[str], embed) -> np.ndarray:
+    """The texts' vectors, those not in the cache file ``path`` made by ``embed`` (a list of
+    texts in, a vector per text out) and added to it."""
     cache: dict[str, np.ndarray] = {}
-    if cache_path.exists():
-        with np.load(cache_path, allow_pickle=False) as saved:
+    if path.exists():
+        with np.load(path, allow_pickle=False) as saved:
             cache = dict(zip(saved["texts"].tolist(), saved["vectors"]))
     missing = [t for t in dict.fromkeys(texts) if t not in cache]
     if missing:
-        cache.update(zip(missing, np.array(list(MiniLM().embed_multi(missing)), dtype=float)))
+        cache.update(zip(missing, np.array(list(embed(missing)), dtype=float)))
         names = list(cache)
-        np.savez(cache_path, texts=np.array(names), vectors=np.array([cache[n] for n in names]))
+        np.savez(path, texts=np.array(names), vectors=np.array([cache[n] for n in names]))
     return np.array([cache[t] for t in texts], dtype=float)
 
 
