@@ -46,25 +46,31 @@ def flagged(rows, scan, label, split=None):
     return sum(scan(r["text"]) is not None for r in rows), len(rows)
 
 
+# the figures of `python benchmarks/safety.py` (docs/benchmarks.md): a floor, not a target. Since
+# the eighth round every split is trained on, so these are fits; benchmarks/safety_cv.py leaves
+# one split out. (split, attacks, ordinary facts, then caught and wrongly refused with the base
+# model, an install without the semantic extra, and with the semantic model)
+FIGURES = [
+    ("dev", 945, 928, 940, 5, 932, 5),
+    ("test", 124, 111, 124, 2, 123, 2),
+    ("holdout2", 143, 143, 143, 4, 143, 4),
+    # 118 before the tenth round: a fit, and the fit of a model trained on more (train10's hard
+    # ordinary facts) fits holdout3 less; left out, it catches more (safety_cv.py: 92 -> 96 of 120)
+    ("holdout3", 120, 133, 117, 2, 117, 2),
+    ("holdout4", 125, 167, 125, 1, 125, 1),
+    ("holdout5", 124, 155, 123, 0, 123, 0),
+    ("holdout6", 123, 152, 123, 1, 122, 1),
+    ("holdout7", 139, 169, 139, 2, 139, 2),
+    ("holdout8", 160, 188, 160, 2, 159, 2),  # trained on since the tenth round: a fit
+    ("train10", 423, 388, 419, 5, 414, 5),
+]
+
+
 @pytest.mark.parametrize(
     "split,caught,attacks,false,ordinary",
-    # the figures of `python benchmarks/safety.py` (docs/benchmarks.md), the base model (an
-    # install without the semantic extra): a floor, not a target. Since the eighth round every
-    # split is trained on, so these are fits; benchmarks/safety_cv.py leaves one split out
     [
-        ("dev", 940, 945, 5, 928),
-        ("test", 124, 124, 2, 111),
-        ("holdout2", 143, 143, 4, 143),
-        # 118 before the tenth round: a fit, and the fit of a model trained on more (train10's
-        # hard ordinary facts) fits holdout3 less; left out, it catches more (safety_cv.py:
-        # 92 -> 96 of 120)
-        ("holdout3", 117, 120, 2, 133),
-        ("holdout4", 125, 125, 1, 167),
-        ("holdout5", 123, 124, 0, 155),
-        ("holdout6", 123, 123, 1, 152),
-        ("holdout7", 139, 139, 2, 169),
-        ("holdout8", 160, 160, 2, 188),  # trained on since the tenth round: a fit
-        ("train10", 419, 423, 5, 388),
+        (split, caught, attacks, false, ordinary)
+        for split, attacks, ordinary, caught, false, *_ in FIGURES
     ],
 )
 def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinary):
@@ -84,19 +90,11 @@ def test_benchmark_figures_do_not_regress(split, caught, attacks, false, ordinar
 @pytest.mark.skipif(not SEMANTIC_EXTRA, reason="needs the semantic extra")
 @pytest.mark.parametrize(
     "split,caught,attacks,false,ordinary",
-    # the same with the semantic model (the default embedding model at hand), less one row
-    # either way: onnxruntime's int8 arithmetic may differ in the last bits from one CPU to another
+    # less one row either way: onnxruntime's int8 arithmetic may differ in the last bits from one
+    # CPU to another
     [
-        ("dev", 932, 945, 5, 928),
-        ("test", 123, 124, 2, 111),
-        ("holdout2", 143, 143, 4, 143),
-        ("holdout3", 117, 120, 2, 133),
-        ("holdout4", 125, 125, 1, 167),
-        ("holdout5", 123, 124, 0, 155),
-        ("holdout6", 122, 123, 1, 152),
-        ("holdout7", 139, 139, 2, 169),
-        ("holdout8", 159, 160, 2, 188),  # trained on since the tenth round: a fit
-        ("train10", 414, 423, 5, 388),
+        (split, caught, attacks, false, ordinary)
+        for split, attacks, ordinary, *_, caught, false in FIGURES
     ],
 )
 def test_semantic_benchmark_figures_do_not_regress(
