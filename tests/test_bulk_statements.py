@@ -100,3 +100,34 @@ def test_rows_per_statement_follow_sqlites_parameter_limit(monkeypatch):
     assert rows._most_rows(Conn()) == 999 // 12  # no getlimit: the library's default
     monkeypatch.setattr(driver, "sqlite_version_info", (3, 50, 4), raising=False)
     assert rows._most_rows(Conn()) == rows.MOST_ROWS
+
+
+class Limited:
+    """A connection whose SQLite refuses statements of more than 999 parameters (a build with
+    a lower limit than its version's default)."""
+
+    def __init__(self, conn):
+        self.conn, self.refused = conn, 0
+
+    def execute(self, sql, params=()):
+        if len(params) > 999:
+            self.refused += 1
+            raise rows.db.OperationalError("too many SQL variables")
+        return self.conn.execute(sql, params)
+
+    def executemany(self, sql, params):
+        return self.conn.executemany(sql, params)
+
+
+def test_a_lower_parameter_limit_than_expected_writes_every_row(tmp_path):
+    batch = [row(i) for i in range(700)]
+    expected = written(tmp_path / "a.db", batch, lambda c, r: c.executemany(rows.UPSERT_SQL, r))
+    limited = []
+
+    def write(conn, rows_):
+        limited.append(Limited(conn))
+        rows.upsert_rows(limited[0], rows_[:5])  # a few rows: statements of 4 and 1 rows
+        rows.upsert_rows(limited[0], rows_[5:], most=256)  # refused once, then 83 at a time
+
+    assert written(tmp_path / "b.db", batch, write) == expected
+    assert limited[0].refused == 1

@@ -28,6 +28,7 @@ ROW_WIDTH = ROW_PLACES.count("?")
 # Rows per multi-row UPSERT (upsert_rows): SQLite's 32,766 bound parameters since 3.32 allow
 # 2,730; fewer when the library allows fewer (999 before 3.32: 83).
 MOST_ROWS = 2048
+FEWEST_ROWS = 999 // ROW_WIDTH  # what any SQLite allows (a build may lower the default limit)
 # History keeps every column of the fact as it was (reason, when and by whom beside them).
 KEPT = ", ".join(name for name in FACT_COLUMNS if name != "id")
 ARCHIVE_SQL = f"""
@@ -78,7 +79,14 @@ def upsert_rows(conn, rows: Sequence[tuple], most: int | None = None) -> None:
             break
         end = start + size * ((count - start) // size)
         for part in range(start, end, size):
-            conn.execute(_upsert_sql(size), list(chain.from_iterable(rows[part : part + size])))
+            params = list(chain.from_iterable(rows[part : part + size]))
+            try:
+                conn.execute(_upsert_sql(size), params)
+            except db.OperationalError as e:  # refused before it ran: nothing of it written
+                if size <= FEWEST_ROWS or "too many SQL variables" not in str(e):
+                    raise
+                upsert_rows(conn, rows[part:], FEWEST_ROWS)  # a library built with a lower limit
+                return
         start = end
     if start < count:
         conn.executemany(UPSERT_SQL, rows[start:])
@@ -92,7 +100,7 @@ def _most_rows(conn) -> int:
         limit = getlimit(db.driver.SQLITE_LIMIT_VARIABLE_NUMBER)
     else:
         limit = 32766 if db.driver.sqlite_version_info >= (3, 32, 0) else 999
-    return max(1, min(MOST_ROWS, limit // ROW_WIDTH))
+    return max(1, min(MOST_ROWS, limit // ROW_WIDTH))  # (a lower limit: upsert_rows retries)
 
 
 @functools.lru_cache(maxsize=16)
