@@ -4,11 +4,14 @@ that restore, import and merge facts, so that every path archives a row the same
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
+from itertools import chain
 
 from .. import validation
 from ..errors import InvalidInput
 from ..records import FACT_COLUMNS, Fact, HistoryEntry
+from . import db
 
 UPSERT_SQL = """
 INSERT INTO memory_facts
@@ -20,6 +23,12 @@ ON CONFLICT (slot, key) DO UPDATE SET
     updated_at = excluded.updated_at, expires_at = excluded.expires_at,
     protected_at = coalesce(memory_facts.protected_at, excluded.protected_at)
 """
+ROW_PLACES = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"  # one row of UPSERT_SQL's parameters
+ROW_WIDTH = ROW_PLACES.count("?")
+# Rows per multi-row UPSERT (upsert_rows): SQLite's 32,766 bound parameters since 3.32 allow
+# 2,730; fewer when the library allows fewer (999 before 3.32: 83).
+MOST_ROWS = 2048
+FEWEST_ROWS = 999 // ROW_WIDTH  # what any SQLite allows (a build may lower the default limit)
 # History keeps every column of the fact as it was (reason, when and by whom beside them).
 KEPT = ", ".join(name for name in FACT_COLUMNS if name != "id")
 ARCHIVE_SQL = f"""
@@ -46,6 +55,58 @@ LIVE = "(expires_at IS NULL OR expires_at > {now})"  # a fact not expired at {no
 def live(now: str = ":now") -> str:
     """The SQL test of a fact that has not expired (``now``: a parameter or a value)."""
     return LIVE.format(now=now)
+
+
+def upsert_rows(conn, rows: Sequence[tuple], most: int | None = None) -> None:
+    """``conn.executemany(UPSERT_SQL, rows)``, written as few statements of many rows each
+    (``INSERT ... VALUES (...), (...), ... ON CONFLICT ...``): the same rows, triggers and
+    conflicts, in the same order.
+
+    Why: a statement that writes an FTS5 table through a trigger runs inside a statement
+    savepoint, and FTS5 writes the words it holds in memory to the index at every savepoint, so
+    each row of an ``executemany`` became a segment of its own that FTS5 then merged with the
+    others (most of a bulk load's time: docs/benchmarks.md). One statement of many rows writes
+    one segment per statement. ``most``: rows per statement (default: as many as SQLite's
+    bound-parameter limit allows, at most MOST_ROWS); the statements come in a few sizes
+    (``most``, an eighth of it, ..., one row), so few of them fill the connection's cache."""
+    most = most or _most_rows(conn)
+    start, count = 0, len(rows)
+    while count - start > 1:
+        size = most
+        while size > count - start:
+            size = max(size // 8, 1)
+        if size == 1:
+            break
+        end = start + size * ((count - start) // size)
+        for part in range(start, end, size):
+            params = list(chain.from_iterable(rows[part : part + size]))
+            try:
+                conn.execute(_upsert_sql(size), params)
+            except db.OperationalError as e:  # refused before it ran: nothing of it written
+                if size <= FEWEST_ROWS or "too many SQL variables" not in str(e):
+                    raise
+                upsert_rows(conn, rows[part:], FEWEST_ROWS)  # a library built with a lower limit
+                return
+        start = end
+    if start < count:
+        conn.executemany(UPSERT_SQL, rows[start:])
+
+
+def _most_rows(conn) -> int:
+    """Rows per multi-row UPSERT: SQLite's bound-parameter limit over a row's (``getlimit``
+    where the driver has it; else what the library's version allows by default)."""
+    getlimit = getattr(conn, "getlimit", None)
+    if getlimit is not None and hasattr(db.driver, "SQLITE_LIMIT_VARIABLE_NUMBER"):
+        limit = getlimit(db.driver.SQLITE_LIMIT_VARIABLE_NUMBER)
+    else:
+        limit = 32766 if db.driver.sqlite_version_info >= (3, 32, 0) else 999
+    return max(1, min(MOST_ROWS, limit // ROW_WIDTH))  # (a lower limit: upsert_rows retries)
+
+
+@functools.lru_cache(maxsize=16)
+def _upsert_sql(size: int) -> str:
+    """UPSERT_SQL with ``size`` rows of parameters."""
+    return UPSERT_SQL.replace(ROW_PLACES, ", ".join([ROW_PLACES] * size))
 
 
 def slot_names(conn) -> list[str]:

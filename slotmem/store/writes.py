@@ -113,9 +113,9 @@ class Writes(Core):
         return row[0]
 
     def _write_all(self, items: list[tuple], now: int, *, guard=False) -> list[UpsertResult]:
-        """New keys go in with one executemany; keys that exist or repeat, in any spelling
-        (``Owner`` for ``owner``: validation.key_form), take _write's path (``guard``: as
-        there)."""
+        """New keys go in with multi-row statements (``rows.upsert_rows``); keys that exist or
+        repeat, in any spelling (``Owner`` for ``owner``: validation.key_form), take _write's
+        path (``guard``: as there)."""
         forms = list(map(validation.key_form, map(_KEY, items)))
         existing = self._existing(items, forms)
         ids = _new_ids(len(items))
@@ -131,7 +131,7 @@ class Writes(Core):
                     pair = (item[0], form)
                     if pair in existing or pair in written:
                         if batch:
-                            self.conn.executemany(rows.UPSERT_SQL, batch)
+                            rows.upsert_rows(self.conn, batch)
                             batch.clear()
                         results.append(self._write(item, now, guard=guard))
                     else:  # _new_fact and _upsert_row, written out: a bulk load's cost per fact
@@ -143,14 +143,14 @@ class Writes(Core):
                         results.extend(created([fact_id], [item], now))
                     written.add(pair)
         if batch:
-            self.conn.executemany(rows.UPSERT_SQL, batch)
+            rows.upsert_rows(self.conn, batch)
         return results
 
     def _create_all(
         self, items: list[tuple], forms: list[str], ids: list[str], now: int
     ) -> list[UpsertResult]:
-        """Every item a new key (none in the file, none twice): their rows in one executemany
-        per run of PAUSED_ITEMS, and their results (``records.created``)."""
+        """Every item a new key (none in the file, none twice): their rows written by
+        ``rows.upsert_rows`` per run of PAUSED_ITEMS, and their results (``records.created``)."""
         results: list[UpsertResult] = []
         for start in range(0, len(items), PAUSED_ITEMS):
             part = slice(start, start + PAUSED_ITEMS)
@@ -159,10 +159,10 @@ class Writes(Core):
                 # each item cost 0.3 us a fact), in rows.UPSERT_SQL's order
                 slots, keys, values, confidences, sources, expiries = zip(*items[part])
                 when = repeat(now)
-                self.conn.executemany(
-                    rows.UPSERT_SQL,
-                    zip(ids[part], slots, keys, values, confidences, sources, when, when, when,
-                        repeat(None), expiries, forms[part]),
+                rows.upsert_rows(
+                    self.conn,
+                    list(zip(ids[part], slots, keys, values, confidences, sources, when, when,
+                             when, repeat(None), expiries, forms[part])),
                 )  # fmt: skip
                 results += created(ids[part], items[part], now)
         return results
@@ -409,8 +409,9 @@ _expiry = validation.expiry  # shared with slotmem.pg
 # Items written with Python's cycle collector paused: the objects a bulk load makes (facts,
 # rows, results) hold no cycles, and the collections their number set off (each full one walks
 # every live object) cost a 100,000-fact load about 4 µs per fact. The collector runs again
-# between runs of this many items, so other threads' cycles wait a fraction of a second at most.
-PAUSED_ITEMS = 5000
+# between runs of this many items, so other threads' cycles wait a fraction of a second at most
+# (a multiple of rows.MOST_ROWS: each run is written in whole multi-row statements).
+PAUSED_ITEMS = 4096
 
 
 @contextlib.contextmanager
