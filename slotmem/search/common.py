@@ -164,29 +164,13 @@ def hits(
     arms = chosen.every
     if not fits(arms, postings.max_bytes):
         return None
-    bits = held(conn, arms, postings, slots)
-    if bits is None:  # pragma: no cover - terms.MAX_TERMS is 16
-        return None
-    if not len(bits):
-        return []
-    score = presence(ranking, chosen.facts, arms)[bits]  # each fact's presence score
-    found = _best(np, score, CANDIDATES)
-    return _rows(conn, chosen, ranking, found.tolist(), bits, tf)
-
-
-def held(conn, arms, postings: Postings, slots: list[str] | None) -> Any:
-    """Which of the ``arms`` each fact holds, by the words' postings (read in the caller's
-    snapshot): a numpy array indexed by seq, bit i set when the fact holds ``arms[i]``, 0 for
-    the facts outside ``slots`` (by their slot's tag, ``plan.slot_tag``); empty when no fact
-    holds any; None for more than 16 arms."""
-    np = numpy()
     state = structure(conn)
     lists = [postings.get(conn, arm.match, state) for arm in arms]
     top = max((int(seqs[-1]) for seqs in lists if len(seqs)), default=-1)
     if top < 0:
-        return np.zeros(0, dtype=np.uint8)
+        return []
     kind = np.uint8 if len(arms) <= 8 else np.uint16 if len(arms) <= 16 else None
-    if kind is None:
+    if kind is None:  # pragma: no cover - terms.MAX_TERMS is 16
         return None
     bits = np.zeros(top + 1, dtype=kind)
     for i, seqs in enumerate(lists):
@@ -197,7 +181,9 @@ def held(conn, arms, postings: Postings, slots: list[str] | None) -> Any:
         for seqs in tags:
             keep[seqs[seqs <= top]] = True
         bits[~keep] = 0
-    return bits
+    score = presence(ranking, chosen.facts, arms)[bits]  # each fact's presence score
+    found = _best(np, score, CANDIDATES)
+    return _rows(conn, chosen, ranking, found.tolist(), bits, tf)
 
 
 def fits(arms, max_bytes: int | None = None) -> bool:

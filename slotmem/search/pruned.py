@@ -7,7 +7,7 @@ not need bm25 for every fact, only the certainty that the facts left unscored ca
 the ``limit`` best, MaxScore style:
 
 1. **Bounds.** Which of the plan's words each fact holds comes from the words' postings in
-   memory (``common.Postings``, ``common.held``). A matched word adds at most
+   memory (``common.Postings``, ``held``). A matched word adds at most
    ``idf(t)^1.5 × (k1 + 1) + coordination`` to a fact's match (bm25's term-frequency part is
    below ``k1 + 1`` whatever the counts and the length), so each fact has an upper bound of its
    match; its score is that match times confidence (at most 1), feedback (at most
@@ -87,15 +87,21 @@ def search(
     np = common.numpy()
     limit, slots = options["limit"], options["slots"]
     with planning.snapshot(conn):
-        bits = common.held(conn, chosen.arms, postings, slots)
-        if bits is None or not len(bits):
+        found = held(conn, chosen.arms, postings, slots)
+        if found is None or not len(found[0]):
             return lexical.search(conn, chosen, ranking, **options)
-        seqs = np.flatnonzero(bits)
-        bound = bounds(ranking, chosen)[bits[seqs]]
+        seqs, bits = found
+        bound = bounds(ranking, chosen)[bits]
         order = np.argsort(-bound, kind="stable")
         seqs, bound = seqs[order], bound[order]
         first = FIRST * limit
-        if len(seqs) <= first or len(bits) > LARGEST or bound[0] * SCALE >= LARGEST:
+        if len(seqs) <= first or seqs.max() >= LARGEST or bound[0] * SCALE >= LARGEST:
+            return lexical.search(conn, chosen, ranking, **options)
+        # a loose bound (bm25 for most facts anyway: the plain statement costs less), guessed
+        # with each fact's score as if each word were in it once at the average length (the
+        # presence score): a guess, either way the rows are the same
+        likely = np.sort(common.presence(ranking, chosen.facts, chosen.arms)[bits])[-limit]
+        if first + np.count_nonzero(bound >= likely) > MOST * len(seqs):
             return lexical.search(conn, chosen, ranking, **options)
         rows = lexical.search(conn, chosen, ranking, only=_array(seqs[:first]), **options)
         if len(rows) < limit:  # the first facts cannot say how low the top goes
@@ -107,8 +113,7 @@ def search(
         rest = seqs[first : first + int(np.count_nonzero(bound * WEIGHT_MAX >= floor))]
         if not len(rest):
             return rows
-        # a loose bound (bm25 for most facts anyway): the plain statement costs less. Guessed
-        # with the weight of the rows found (a guess: either way the rows are the same)
+        # the same guess, now with the rows' floor and the weight of the lowest of them
         typical = sorted(row["confidence"] * row["feedback"] * row["recency"] for row in rows)
         likely = np.count_nonzero(bound[: len(rest)] * typical[0] >= floor)
         if first + likely > MOST * len(seqs):
@@ -118,6 +123,38 @@ def search(
             return rows
         kept = _array([*seqs[:first].tolist(), *threats])
         return lexical.search(conn, chosen, ranking, only=kept, **options)
+
+
+def held(conn, arms, postings: common.Postings, slots: list[str] | None):
+    """(seqs, bits): the facts that hold any of the ``arms`` (of ``slots``, by their slot's
+    tag, ``plan.slot_tag``), and for each which it holds (bit i: ``arms[i]``), from the words'
+    postings (``common.Postings``, read in the caller's snapshot). Over the postings alone: an
+    array over every seq (``common.py``'s) costs a millisecond at 1M facts. None when a slot's
+    tag postings are not in memory: a slot holds a third of the facts, reading them (20 ms at
+    1M, after any write to the index) would cost more than bm25 saves; common.py reads them."""
+    np = common.numpy()
+    state = common.structure(conn)
+    lists = [postings.get(conn, arm.match, state) for arm in arms]
+    every = np.concatenate([seqs.astype(np.int64) for seqs in lists])
+    marks = np.concatenate(
+        [np.full(len(seqs), 1 << i, dtype=np.int64) for i, seqs in enumerate(lists)]
+    )
+    order = np.argsort(every, kind="stable")
+    every, marks = every[order], marks[order]
+    if not len(every):
+        return every, marks
+    seqs, starts = np.unique(every, return_index=True)
+    bits = np.bitwise_or.reduceat(marks, starts)
+    if slots:
+        keep = np.zeros(len(seqs), dtype=bool)
+        for slot in slots:
+            tagged = postings.cached(planning.slot_tag(slot), state)
+            if tagged is None:
+                return None
+            where = np.minimum(np.searchsorted(tagged, seqs), max(len(tagged) - 1, 0))
+            keep |= (tagged[where] == seqs) if len(tagged) else False
+        seqs, bits = seqs[keep], bits[keep]
+    return seqs, bits
 
 
 def _threats(conn, ranking: Ranking, seqs, bound, floor: float, options: dict) -> list[int]:
