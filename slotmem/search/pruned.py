@@ -2,9 +2,9 @@
 
 bm25 on the ``detail=none`` word index re-reads and re-tokenizes every fact it scores: a
 sentence question's search by words alone (all its words' postings, a few thousand at 100k
-facts) spent most of its time there (docs/benchmarks.md, "Hybrid search at 100k"). Its rows do
-not need bm25 for every fact, only the certainty that the facts left unscored cannot rank among
-the ``limit`` best, MaxScore style:
+facts) spent most of its time there (docs/benchmarks.md, "bm25 for the facts that can make the
+top"). Its rows do not need bm25 for every fact, only the certainty that the facts left unscored
+cannot rank among the ``limit`` best, MaxScore style:
 
 1. **Bounds.** Which of the plan's words each fact holds comes from the words' postings in
    memory (``common.Postings``, ``held``). A matched word adds at most
@@ -23,7 +23,10 @@ the ``limit`` best, MaxScore style:
    ``limit`` rows returned.
 
 When the first facts give fewer than ``limit`` rows (a floor on score or relevance, few facts
-in the window), the statement runs over every posting, as before. The whole search reads one
+in the window), or when the bound looks too loose to leave out more than ``1 - MOST`` of the
+facts (guessed before the first run from the facts' presence scores, after it from its floor and
+the weight of its rows: a guess, the rows are the same either way), the statement runs over
+every posting, as before. The whole search reads one
 snapshot (a read transaction), so the postings, the weights and the rows describe the same file.
 Not used (the statement runs as before): a plan with a capped or dropped word or a CJK term
 (``common.py``'s case), presence scoring, negative weights or coordination in the ranking, a
