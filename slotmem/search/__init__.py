@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..records import FACT_COLUMNS, Fact, Hit, fact_reader
-from . import bound, common, lexical, plan, relevance
+from . import bound, common, lexical, plan, pruned, relevance
 from .lexical import Ranking
 from .plan import DocFreqs
 from .query import Query
@@ -161,7 +161,11 @@ def _lexical(
         "rows": found,
     }
     if query.explain or not tags:
-        rows = lexical.search(conn, chosen, ranking, explain=query.explain, **options)
+        if found is None and not query.explain and pruned.applies(conn, chosen, ranking):
+            del options["rows"]  # bm25 for the facts that can make the top (pruned.py)
+            rows = pruned.search(conn, chosen, ranking, common.postings_of(freqs), **options)
+        else:
+            rows = lexical.search(conn, chosen, ranking, explain=query.explain, **options)
         return _hits(conn, query, chosen, ranking, rows, total, freqs)
     found_rows = lexical.best(conn, chosen, ranking, **options)  # tags read in it, cheaper
     key = FACT_COLUMNS.index("key")

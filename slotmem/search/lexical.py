@@ -84,12 +84,15 @@ class Ranking:
         tf: bool = True,
         rows: list[tuple] | None = None,
         both: bool = False,
+        only: str | None = None,
     ) -> tuple[str, dict]:
         """The one statement: arms -> parts summed per fact -> factors -> score (no LIMIT yet).
         ``tf=False`` (or ``presence``) scores each matched term as present (tf = 1), without
         bm25. ``rows``: each fact's parts summed already (common.py: seq, match, mass, matched,
         specific, parts), in place of the FTS5 arms. ``both``: each row also carries
-        ``pmatch`` and ``pscore``, its match and score with tf = 1 (``search_both``)."""
+        ``pmatch`` and ``pscore``, its match and score with tf = 1 (``search_both``). ``only``:
+        a JSON array of fact seqs, the only ones the arms keep (``pruned.py``: bm25 runs for
+        them alone; each kept row is the one the whole statement has)."""
         params: dict = {}
         tf = tf and not self.presence
         slot_test = _slot_test(slots, params)
@@ -97,9 +100,11 @@ class Ranking:
         present = ""
         if rows is None:
             arms = " UNION ALL ".join(
-                self._arm(i, arm, plan.facts, slots, params, tf, both)
+                self._arm(i, arm, plan.facts, slots, params, tf, both, only is not None)
                 for i, arm in enumerate(plan.arms)
             )
+            if only is not None:
+                params["only"] = only
             extra = ", present" if both else ""
             sums = ", sum(present) AS pmatch" if both else ""
             matched = f"""hits(seq, arm, raw, part, mass, specific{extra}) AS ({arms}),
@@ -136,9 +141,12 @@ class Ranking:
         params: dict,
         tf: bool = True,
         both: bool = False,
+        only: bool = False,
     ) -> str:
         """One term's rows: (seq, arm number, FTS5 bm25 or NULL, the term's part, its idf, its
-        specificity[, its part with tf = 1 when ``both``])."""
+        specificity[, its part with tf = 1 when ``both``]); with ``only``, of the facts in the
+        JSON array ``:only`` alone (tested as each posting is read, before bm25 runs: ``+``
+        keeps FTS5 from seeking each rowid)."""
         params[f"q{i}"], params[f"c{i}"] = arm.match, self.coordination
         params[f"v{i}"] = relevance.weight(self, facts, arm.df)
         params[f"s{i}"] = relevance.specificity(arm.term) if arm.table == WORDS else 1.0
@@ -156,6 +164,8 @@ class Ranking:
             )
         select = f"SELECT t.rowid, {i}, {raw}, {score}, :v{i}, :s{i}{present} FROM {arm.table} t"
         where = f" WHERE t.{arm.table} MATCH :q{i}{rank}"
+        if only:
+            where += " AND +t.rowid IN (SELECT value FROM json_each(:only))"
         if slots and arm.cap is not None and arm.table == WORDS:  # FTS5 skips to the slots' own
             params[f"q{i}"] = f"({arm.match}) AND ({' OR '.join(map(slot_tag, slots))})"
         elif slots:  # the slot test before bm25 runs: bm25 costs more than the join
@@ -183,17 +193,19 @@ def search(
     until: int | None = None,
     tags: tuple[str, ...] = (),
     rows: list[tuple] | None = None,
+    only: str | None = None,
 ) -> list:
     """The plan's best ``limit`` rows, scored, weighted, filtered and ordered in one statement
     (``min_relevance`` needs ``total``, the query's idf mass: relevance.query_mass). Facts
     expired at ``now`` are left out, with ``since``/``until`` those updated outside, with
     ``tags`` those without every one of them. ``rows``: each fact's parts summed already, as
-    common.py computes them for the plan's ``every`` arms (no rows: no hits)."""
+    common.py computes them for the plan's ``every`` arms (no rows: no hits). ``only``: a JSON
+    array of the only facts scored (``Ranking.sql``)."""
     if rows is not None and not rows:
         return []
     sql, params = _ranked(
         plan, ranking, slots, limit, now, min_score, min_relevance, total, explain, tf, since,
-        until, tags, rows,
+        until, tags, rows, only=only,
     )  # fmt: skip
     return conn.execute(f"SELECT * FROM {sql}", params).fetchall()
 
@@ -265,13 +277,14 @@ def _ranked(
     tags: tuple[str, ...],
     rows: list[tuple] | None,
     columns: str = "*",
+    only: str | None = None,
 ) -> tuple[str, dict]:
     """``(SELECT columns FROM (the statement) WHERE the tests ORDER BY ... LIMIT +:limit)``
     and its parameters: what ``search`` and ``best`` run. ``+:limit``, not ``:limit``: SQLite
     3.50 (sqlean's) reads a bare bound LIMIT while planning, so each run with it bound anew
     prepares the statement again (150 µs of a rare-word search at 100k facts, a third of the
     statement; SQLite 3.40 does not: docs/benchmarks.md)."""
-    sql, params = ranking.sql(plan, slots, explain, tf, rows)
+    sql, params = ranking.sql(plan, slots, explain, tf, rows, only=only)
     params.update(now=now, limit=limit, total=total)
     tests = fact_tests(params, since, until, tags)
     if min_score is not None:
