@@ -36,6 +36,7 @@ from . import embedding
 from .concepts import concepts
 from .decoders import decoded, english_share
 from .normalise import normalised
+from .structure import structure
 
 WEIGHTS = "data/injection-model.json.gz"
 SEMANTIC_WEIGHTS = "data/injection-model-semantic.json.gz"
@@ -87,7 +88,8 @@ def words(text: str) -> list[str]:
 
 def features(text: str, spelling: bool = True) -> tuple[set[str], set[str], set[str]]:
     """The word features (``w:`` each word, ``f:`` the first), the idea features (``k:``
-    each idea but those in ``PAIRED_ONLY``, ``p:`` each pair of ideas) and the spelling
+    each idea but those in ``PAIRED_ONLY``, ``p:`` each pair of ideas, ``s:`` who is told to
+    do what: ``structure``) and the spelling
     features (``c:`` each run of ``GRAM`` characters of a word, its ends marked, so a word
     of a related language or an inflection the rows never used still shares most of them)
     of the text as ``model_text`` returned it (no spelling features unless ``spelling``)."""
@@ -102,7 +104,8 @@ def features(text: str, spelling: bool = True) -> tuple[set[str], set[str], set[
         for marked in {f"<{word}>" for word in tokens if spelling and not word.isdigit()}
         for i in range(max(1, len(marked) - GRAM + 1))
     }
-    return found, alone | {f"p:{a}+{b}" for a, b in combinations(ideas, 2)}, grams
+    pairs = {f"p:{a}+{b}" for a, b in combinations(ideas, 2)}
+    return found, alone | pairs | structure(text), grams
 
 
 def design(
