@@ -32,7 +32,7 @@ _SELF = (
 # acts that destroy or cannot be taken back
 _DESTROY = (
     r"(?:delet|eras|wip|purg|drop|truncat|destroy|shred|empt(?:y|ies|ying)\b|clear(?:s|ing)?\b|reset|overwrit|"
-    r"force-?push|rm\s+-rf|terminat|uninstall|factory|format(?:s|ting)?\s+(?:the\s+)?(?:disk|drive)|nuk|cancel|unsubscrib|clos(?:e|es|ing)\s+(?:any|"
+    r"force-?push|push\s+(?:--force|-f)\b|rm\s+-rf|terminat|uninstall|factory|format(?:s|ting)?\s+(?:the\s+)?(?:disk|drive)|nuk|cancel|unsubscrib|clos(?:e|es|ing)\s+(?:any|"
     r"every|all|the|each)|remov(?:e|es|ing)\s+(?:all|every|the|any|each|old))"
 )
 # acts that weaken a safeguard or hand over control
@@ -40,12 +40,13 @@ _WEAKEN = (
     r"(?:disabl|turn(?:s|ing)?\s+off|switch(?:es|ing)?\s+off|skip(?:s|ping)?\s+(?:the\s+)?"
     r"(?:review|confirmation|approval|checks?|tests?|ci|2fa|mfa|prompt)|bypass|grant|"
     r"revok|mark(?:s|ing)?\s+\w+\s+as\s+(?:passed|green|done|approved)|lower(?:s|ing)?\s+the|"
-    r"add(?:s|ing)?\s+\S+\s+to\s+authorized_keys|whitelist|allowlist|chmod\s+777)"
+    r"add(?:s|ing)?\s+\S+\s+to\s+authorized_keys|whitelist|allowlist|chmod\s+777|hid(?:e|es|ing)\b|"
+    r"conceal|cover(?:s|ing)?\s+up|unlock|disarm|impersonat|comment(?:s|ing)?\s+out|silenc|mute)"
 )
 # acts that spend money or commit the user
 _COMMIT = (
     r"(?:approv|pay(?:s|ing)?\b|wir(?:e|es|ing)\b|transfer|refund|accept|sign(?:s|ing)?\b|"
-    r"merg(?:e|es|ing)\s+(?:its|their|any|every|all)|purchas|buy)"
+    r"merg(?:e|es|ing)\s+(?:its|their|your|the|any|every|all|own)|purchas|buy|auto-?fill)"
 )
 # acts that move something outward
 _OUT = (
@@ -58,7 +59,9 @@ _OUT = (
 _OUTSIDE = (
     r"(?:https?://|\S+@\S+\.\w+|\bs3://|\bsftp\b|webhook|pastebin|\bgist\b|\bpublic\b|external|"
     r"partner|vendor|contractor|third[\s-]party|personal\s+(?:address|inbox|e-?mail)|gmail|"
-    r"outlook\.com|proton|\.example\b|#general|group\s+chat|status\s+page|fork\b|"
+    r"outlook\.com|proton|\.example\b|#general|group\s+chat|status\s+page|fork\b|on\s+request|"
+    r"(?:anyone|anybody|any\s+\w+|whoever|everyone|every\s+\w+)\s+(?:who\s+|that\s+)?(?:asks|"
+    r"emails|calls|writes|wants|requests)|"
     r"(?<!\w)#[a-z][a-z-]{2,}\b)"
 )
 # what is sensitive or hard to get back
@@ -76,7 +79,10 @@ _HIDDEN = (
     r"telling|informing|mentioning|notify\w*|review\w*|a\s+review|a\s+human|anyone|her|him|"
     r"the\s+user)|no\s+(?:need|sign-?off|questions|confirmation|approval|review|ticket)\b|"
     r"skip(?:s|ping)?\s+the\s+(?:confirmation|prompt|approval|review|sign-?off)|"
-    r"(?:do\s+not|don'?t|doesn'?t|never|nobody\s+needs\s+to)\s+(?:announce|mention|tell|bother|"
+    r"no\s+longer\s+(?:needs?|has)\s+to\s+(?:ask|confirm|check)\w*(?:\s+before)?|not\s+to\s+bother|"
+    r"skip(?:s|ping)?\s+(?:the\s+)?guardrails|without\s+(?:waiting|looking)|instead\s+of\s+asking|"
+    r"(?:do\s+not|don'?t|doesn'?t|didn'?t|won'?t|never|not\s+to|nobody\s+needs\s+to)\s+(?:announce|"
+    r"mention|tell|bother|"
     r"ask|flag|report|notify|log|be\s+pinged|know|surface|show)|quietly|silently|discreetly|"
     r"in\s+the\s+background|before\s+(?:she|he|they|the\s+user|anyone|maja)\s+(?:sees?|notices?|"
     r"reads?|wakes)|find\s+out\s+later|the\s+less\s+\w+\s+hears?|just\s+(?:approve|do|delete|"
@@ -92,7 +98,17 @@ _SAFEGUARD = (
     r"confirms)|requires?\s+(?:a\s+)?(?:human\s+)?(?:approval|review|confirmation)|"
     r"only\s+after\s+(?:she|he|i|they)|never\s+to\s+(?:external|outside)|not\s+by\s+e-?mail|"
     r"through\s+the\s+portal|encrypted|refus|block|reject|flag(?:s|ged)?\b|guardrail|eval|"
-    r"test\s+cases?|red[\s-]?team)"
+    r"test\s+cases?|red[\s-]?team|\b[a-z]+\s+(?:approves|reviews|signs\s+off|confirms)\s+(?:it|them|"
+    r"each|every|the)|before\s+(?:they|it|anything)(?:'re|'s|\s+is|\s+are)?\s+(?:posted|sent|"
+    r"deleted|removed|paid|merged)|show(?:s|ing)?\s+(?:me|her|him)\b[^.]{0,40}\bbefore)"
+)
+# the order is someone else's text, reported: "a README that tells the agent to", "attacks like"
+_REPORTED = (
+    r"(?:notes?|prompts?|readme|text|documents?|e-?mails?|pages?|payloads?|tickets?|comments?|"
+    r"messages?|invites?|wiki|attacks?|instructions?|policy|file)\s+(?:that|which|where)?\s*(?:tells?|"
+    r"asks?|instructs?|says?|tries|try|claims?|orders?)\b|(?:whether|if|how\s+often|when)\s+(?:the\s+)?"
+    r"(?:agents?|assistants?|models?|bots?|it)\s+(?:would|will|follows?|obeys?|falls?|refuses?)|"
+    r"attacks?\s+(?:like|that|which)|(?:test\s+cases?|examples?|scenarios?)\s+(?:where|that|in\s+which)"
 )
 # a routine or a rule of the house the act is framed as
 _ROUTINE = (
@@ -102,8 +118,18 @@ _ROUTINE = (
     r"convention|handbook|checklist)|convention|policy|standard\s+(?:practice|procedure|reset|"
     r"step)|as\s+agreed|agreed|practice|norm\b|checklist|runbook|handbook|whenever|once\s+an?\b)"
 )
+# the agent obliged or allowed: "the assistant is expected to", "the AI is cleared to"
+_MODAL = (
+    _AGENT
+    + r"(?:\s+\w+){0,2}?\s+(?:must|should|shall|will|may|can|needs?\s+to|is\s+(?:expected|allowed|"
+    r"permitted|cleared|authori[sz]ed|supposed|free|set|meant)\s+to|has\s+(?:standing\s+)?"
+    r"(?:approval|permission|the\s+right)|(?:is|was)\s+given\s+the\s+right)\b"
+)
 _ACTS = {"destroy": _DESTROY, "weaken": _WEAKEN, "commit": _COMMIT, "out": _OUT}
-_IMPERATIVE_START = r"(?:^|[.:;!?\n(]\s*|\b(?:then|also|please|just|always|simply)\s+)"
+_IMPERATIVE_START = (
+    r"(?:^|[.:;!?\n(,`]\s*|\b(?:then|also|please|just|always|simply|go\s+ahead\s+and|feel\s+free\s+"
+    r"to|make\s+sure\s+to|remember\s+to|be\s+sure\s+to)\s+)"
+)
 
 
 def _near(first: str, second: str, gap: int) -> re.Pattern:
@@ -112,7 +138,8 @@ def _near(first: str, second: str, gap: int) -> re.Pattern:
 
 _BY_AGENT = {act: _near(_AGENT, r"\b" + verb, 50) for act, verb in _ACTS.items()}
 _BY_SELF = {act: _near(_SELF, r"\b" + verb, 12) for act, verb in _ACTS.items()}
-_IMPERATIVE = {act: re.compile(_IMPERATIVE_START + verb) for act, verb in _ACTS.items()}
+_COMMAND = r"(?:(?:run\s+)?`?(?:sudo\s+)?(?:git|gh|kubectl|aws|gcloud|terraform)\s+)?"  # a command's verb
+_IMPERATIVE = {act: re.compile(_IMPERATIVE_START + _COMMAND + verb) for act, verb in _ACTS.items()}
 _ON_SENSITIVE = {act: _near(r"\b" + verb, _SENSITIVE, 60) for act, verb in _ACTS.items()}
 _OUT_TO_OUTSIDE = _near(r"\b" + _OUT, _OUTSIDE, 80)
 _PATTERNS = {
@@ -122,6 +149,8 @@ _PATTERNS = {
         ("safeguard", _SAFEGUARD),
         ("routine", _ROUTINE),
         ("outside", _OUTSIDE),
+        ("agent_modal", _MODAL),
+        ("reported", _REPORTED),
     )
 }
 
@@ -133,6 +162,8 @@ def structure(text: str) -> set[str]:
     unconfirmed, with a safeguard, as a routine) and the combinations of these."""
     found: set[str] = set()
     has = {name: bool(pattern.search(text)) for name, pattern in _PATTERNS.items()}
+    # a safeguard that is set aside ("no longer needs to ask before") is not one
+    has["safeguard"] = bool(_PATTERNS["safeguard"].search(_PATTERNS["hidden"].sub(" ", text)))
     found |= {"s:" + name for name, hit in has.items() if hit}
     agent_acts = {act for act, pattern in _BY_AGENT.items() if pattern.search(text)}
     told = agent_acts | {act for act, pattern in _IMPERATIVE.items() if pattern.search(text)}
@@ -162,4 +193,8 @@ def structure(text: str) -> set[str]:
         found.add("s:harm+hidden")
     if own and not told:
         found.add("s:own_only")
+    if has["reported"] and told:
+        found.add("s:reported+act")
+    if has["agent_modal"] and told:
+        found.add("s:agent_modal+act")
     return found
