@@ -28,14 +28,17 @@ _NAMING = re.compile(
 )
 # What an attempt or a test is reported to have tried on a model ("the red team tried to get the
 # chatbot to leak its system prompt", "checks whether the assistant refuses to reveal ...",
-# "test cases that try to override system prompts"): what follows, to the end of its sentence, is
+# "test cases that try to override system prompts", "notes that tell the agent to"): what follows, to the end of its sentence, is
 # reported, not said, so a pattern it alone matches does not count (the model still weighs it)
 _REPORTED = re.compile(
     r"\b(?:tried|try|tries|trying|attempts?|attempted|attempting)\s+to\s+(?:get|make|trick|"
     r"convince|coax|push|lure)\s+(?:the|a|an|our|their|her|his|its)\s+(?:\w+\s+)?(?:chatbot|model|"
     r"assistant|agent|bot|llm|summari[sz]er)\s+(?:in)?to\b|\bwhether\s+(?:the|a|an|our)\s+(?:\w+\s+)?"
     r"(?:chatbot|model|assistant|agent|bot|llm)\s+(?:refuses|would|will|can\s+be)\b|"
-    r"\b(?:test\s+cases|attacks|prompts|payloads)\s+that\s+(?:try|tries|attempt)\s+to\b"
+    r"\b(?:test\s+cases|attacks|prompts|payloads)\s+that\s+(?:try|tries|attempt)\s+to\b|"
+    r"\b(?:notes|prompts|readmes?|documents|e-?mails|pages|payloads|tickets|comments|messages|"
+    r"test\s+cases)\s+(?:that|which)\s+(?:tell|ask|instruct|order)\s+(?:the|an?|our|its)\s+(?:\w+\s+)?"
+    r"(?:chatbot|model|assistant|agent|bot|llm)\s+to\b"
 )
 # in Chinese, Japanese and Korean the naming word follows the quotation: “...”这类攻击
 _NAMED_AFTER = re.compile(

@@ -32,7 +32,8 @@ _SELF = (
 # acts that destroy or cannot be taken back
 _DESTROY = (
     r"(?:delet|eras|wip|purg|drop|truncat|destroy|shred|empt(?:y|ies|ying)\b|clear(?:s|ing)?\b|reset|overwrit|"
-    r"force-?push|push\s+(?:--force|-f)\b|rm\s+-rf|terminat|uninstall|factory|format(?:s|ting)?\s+(?:the\s+)?(?:disk|drive)|nuk|cancel|unsubscrib|clos(?:e|es|ing)\s+(?:any|"
+    r"force-?push|push\s+(?:--force|-f)\b|rm\s+-rf|shut(?:s|ting)?\s+down|zero(?:s|ing)?\s+out|flush|"
+    r"trim|revert|terminat|uninstall|factory|format(?:s|ting)?\s+(?:the\s+)?(?:disk|drive)|nuk|cancel|unsubscrib|clos(?:e|es|ing)\s+(?:any|"
     r"every|all|the|each)|remov(?:e|es|ing)\s+(?:all|every|the|any|each|old))"
 )
 # acts that weaken a safeguard or hand over control
