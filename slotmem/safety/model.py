@@ -66,6 +66,7 @@ _SENTENCE_END = re.compile(
 )
 # Most facts are about the user: naming the user says nothing, keeping something from them does.
 PAIRED_ONLY = {"user"}
+STRUCTURE = 3.0  # the structure features (``structure``) count this many ideas each
 
 
 def model_text(text: str) -> str:
@@ -116,7 +117,7 @@ def design(
     ``gram_scale``, the ideas count ``idea_scale`` each."""
     values = dict.fromkeys(grams, gram_scale / math.sqrt(len(grams))) if grams else {}
     values.update(dict.fromkeys(words, 1 / math.sqrt(len(words))) if words else {})
-    values.update(dict.fromkeys(ideas, idea_scale))
+    values.update({idea: idea_scale * (STRUCTURE if idea[0] == "s" else 1) for idea in ideas})
     return values
 
 
