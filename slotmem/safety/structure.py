@@ -72,7 +72,7 @@ _SENSITIVE = (
     r"history|backups?|archive|prod\b|production|database|customer|payroll|salar|medical|health|"
     r"location|home\s+address|conversation|chats?\b|transcripts?|logs?\b|audit|environment\s+"
     r"variables|hosts\.yml|config|secrets\.yml|card\s+numbers?|bank|invoice|inbox|mailbox|"
-    r"photos|drive\b|repo)"
+    r"photos|drive\b|repos?\b|repositor)"
 )
 # done without asking or telling
 _HIDDEN = (
