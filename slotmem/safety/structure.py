@@ -140,7 +140,9 @@ def _near(first: str, second: str, gap: int) -> re.Pattern:
 
 _BY_AGENT = {act: _near(_AGENT, r"\b" + verb, 50) for act, verb in _ACTS.items()}
 _BY_SELF = {act: _near(_SELF, r"\b" + verb, 12) for act, verb in _ACTS.items()}
-_COMMAND = r"(?:(?:run\s+)?`?(?:sudo\s+)?(?:git|gh|kubectl|aws|gcloud|terraform)\s+)?"  # a command's verb
+_COMMAND = (
+    r"(?:(?:run\s+)?`?(?:sudo\s+)?(?:git|gh|kubectl|aws|gcloud|terraform)\s+)?"  # a command's verb
+)
 _IMPERATIVE = {act: re.compile(_IMPERATIVE_START + _COMMAND + verb) for act, verb in _ACTS.items()}
 _ON_SENSITIVE = {act: _near(r"\b" + verb, _SENSITIVE, 60) for act, verb in _ACTS.items()}
 _OUT_TO_OUTSIDE = _near(r"\b" + _OUT, _OUTSIDE, 80)
@@ -155,6 +157,32 @@ _PATTERNS = {
         ("reported", _REPORTED),
     )
 }
+
+
+# every feature ``structure`` may name
+NAMES = frozenset(
+    {f"s:{name}" for name in _PATTERNS}
+    | {
+        f"s:{form}"
+        for act in _ACTS
+        for form in (
+            f"agent_{act}",
+            f"told_{act}",
+            f"own_{act}",
+            f"{act}_sensitive",
+            *(f"told_{act}+{how}" for how in ("hidden", "sensitive", "routine", "safeguard")),
+        )
+    }
+    | {
+        "s:out_outside",
+        "s:told_out+outside",
+        "s:out_sensitive+outside",
+        "s:harm+hidden",
+        "s:own_only",
+        "s:reported+act",
+        "s:agent_modal+act",
+    }
+)
 
 
 def structure(text: str) -> set[str]:
