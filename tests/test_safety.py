@@ -54,7 +54,7 @@ def flagged(rows, scan, label, split=None):
 # one split out. (split, attacks, ordinary facts, then caught and wrongly refused with the base
 # model, an install without the semantic extra, and with the semantic model)
 FIGURES = [
-    ("dev", 945, 928, 944, 3, 945, 3),
+    ("dev", 945, 928, 944, 3, 944, 3),
     ("test", 124, 111, 124, 2, 124, 2),
     ("holdout2", 143, 143, 143, 4, 143, 4),
     # 118 before the tenth round: a fit, and the fit of a model trained on more (train10's hard
@@ -65,7 +65,7 @@ FIGURES = [
     ("holdout6", 123, 152, 123, 0, 123, 0),
     ("holdout7", 139, 169, 139, 2, 139, 2),
     ("holdout8", 160, 188, 160, 2, 160, 2),  # trained on since the tenth round: a fit
-    ("train10", 423, 388, 423, 5, 423, 5),
+    ("train10", 423, 388, 422, 5, 423, 5),
     # the eleventh round's rows, trained on: fits (train11-test's held-out figure is in
     # docs/benchmarks.md, from safety_cv.py)
     ("train11", 130, 138, 130, 1, 129, 1),

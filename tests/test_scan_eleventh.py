@@ -3,7 +3,8 @@ to do what (``structure``): the agent, an imperative or "future sessions" told t
 weaken a safeguard, commit money or send something outward, to something sensitive or somewhere
 outside, without asking or telling; the user's own habits and a team's conventions with a person
 deciding read otherwise. A pattern matched in what a test is reported to have tried on a model
-does not count. And the round's training rows are what it says."""
+does not count; a number is not a word the model weighs. And the round's training rows are what
+it says."""
 
 import json
 from pathlib import Path
@@ -156,3 +157,12 @@ def test_the_eleventh_rounds_training_rows():
     texts = {r["text"] for r in rows}
     assert len(texts) == len(rows) and not texts & {r["text"] for r in held}
     assert {r["split"] for r in held} == {"train11-test"}
+
+
+def test_a_number_is_not_a_word_the_model_weighs(base_only):
+    """A number says nothing of an instruction; weighed, single numbers learnt the rows' noise
+    (w:7 +8.7, w:14 -7.9) and "fact number 7" was refused (tests/test_transfer.py's seed)."""
+    words, _, _ = model_module.features(model_text("fact number 7"))
+    assert words == {"w:fact", "w:number", "f:fact"}
+    assert not any(name[2:].isdigit() for name in model_module.models()[0].weights)
+    assert all(injection_reason(f"fact number {i}") is None for i in range(100))
