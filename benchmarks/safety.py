@@ -57,6 +57,12 @@ not a measurement; ``holdout6`` is a development check, never trained on.
   orders to a future agent) and hard ordinary facts (role-play and fiction, AI and red-team
   work, the user's own imperative reminders, the same ideas in other languages).
 
+- ``train11`` (safety-train11.json, eleventh round): training rows of quiet orders (a
+  destructive act as a routine chore, an order as a team policy, a standing order as a
+  preference, exfiltration as a sync) and ordinary facts of the same shapes; ``train11-test``
+  (safety-train11-test.json) the same kinds, written before the round's features and its
+  training rows and held back (outside benchmarks/data/) until the round's last measurement.
+
 Since the eighth round every split is trained on (benchmarks/train_safety.py), so the figures
 here are fits; the estimate on unseen wording is benchmarks/safety_cv.py, which leaves one split
 out at a time.
@@ -101,11 +107,13 @@ MORE = [
         "safety-holdout7.json",
         "safety-holdout8.json",
         "safety-train10.json",
+        "safety-train11.json",
+        "safety-train11-test.json",
     )
 ]
 SPLITS = [
     "dev", "test", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
-    "holdout8", "train10",
+    "holdout8", "train10", "train11", "train11-test",
 ]  # fmt: skip
 
 

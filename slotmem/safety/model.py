@@ -36,6 +36,7 @@ from . import embedding
 from .concepts import concepts
 from .decoders import decoded, english_share
 from .normalise import normalised
+from .structure import structure
 
 WEIGHTS = "data/injection-model.json.gz"
 SEMANTIC_WEIGHTS = "data/injection-model-semantic.json.gz"
@@ -65,6 +66,7 @@ _SENTENCE_END = re.compile(
 )
 # Most facts are about the user: naming the user says nothing, keeping something from them does.
 PAIRED_ONLY = {"user"}
+STRUCTURE = 3.0  # the structure features (``structure``) count this many ideas each
 
 
 def model_text(text: str) -> str:
@@ -86,15 +88,19 @@ def words(text: str) -> list[str]:
 
 
 def features(text: str, spelling: bool = True) -> tuple[set[str], set[str], set[str]]:
-    """The word features (``w:`` each word, ``f:`` the first), the idea features (``k:``
-    each idea but those in ``PAIRED_ONLY``, ``p:`` each pair of ideas) and the spelling
+    """The word features (``w:`` each word but a number, ``f:`` the first), the idea features (``k:``
+    each idea but those in ``PAIRED_ONLY``, ``p:`` each pair of ideas, ``s:`` who is told to
+    do what: ``structure``) and the spelling
     features (``c:`` each run of ``GRAM`` characters of a word, its ends marked, so a word
     of a related language or an inflection the rows never used still shares most of them)
     of the text as ``model_text`` returned it (no spelling features unless ``spelling``)."""
     tokens = words(text)
-    found = {"w:" + word for word in tokens}
-    if tokens:
-        found.add("f:" + tokens[0])
+    # a number says nothing of an instruction: weighed, "7" or "14" learnt the rows' noise
+    # (eleventh round: "fact number 7" was refused, w:7 +8.7, w:14 -7.9)
+    named = [word for word in tokens if not word.isdigit()]
+    found = {"w:" + word for word in named}
+    if named:
+        found.add("f:" + named[0])
     ideas = concepts(text)
     alone = {"k:" + idea for idea in ideas if idea not in PAIRED_ONLY}
     grams = {
@@ -102,7 +108,8 @@ def features(text: str, spelling: bool = True) -> tuple[set[str], set[str], set[
         for marked in {f"<{word}>" for word in tokens if spelling and not word.isdigit()}
         for i in range(max(1, len(marked) - GRAM + 1))
     }
-    return found, alone | {f"p:{a}+{b}" for a, b in combinations(ideas, 2)}, grams
+    pairs = {f"p:{a}+{b}" for a, b in combinations(ideas, 2)}
+    return found, alone | pairs | structure(text), grams
 
 
 def design(
@@ -113,7 +120,7 @@ def design(
     ``gram_scale``, the ideas count ``idea_scale`` each."""
     values = dict.fromkeys(grams, gram_scale / math.sqrt(len(grams))) if grams else {}
     values.update(dict.fromkeys(words, 1 / math.sqrt(len(words))) if words else {})
-    values.update(dict.fromkeys(ideas, idea_scale))
+    values.update({idea: idea_scale * (STRUCTURE if idea[0] == "s" else 1) for idea in ideas})
     return values
 
 
