@@ -67,3 +67,16 @@ def rebuild_fts(conn) -> str:
     for table in FTS_TABLES:
         conn.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
     return "rebuilt the full-text indexes from memory_facts"
+
+
+def scan_check() -> dict:
+    """The write scan's multilingual reader (an optional extra): in use here, or why not (not
+    a failure: the scan goes on with its other models)."""
+    from ..safety import multilingual
+
+    reason = multilingual.unavailable()
+    if reason:
+        return check_row("multilingual write scan", None, f"off: {reason}", "")
+    return check_row(
+        "multilingual write scan", True, f"{multilingual.MODEL_NAME} reads text not in English", ""
+    )
