@@ -70,13 +70,10 @@ def rebuild_fts(conn) -> str:
 
 
 def scan_check() -> dict:
-    """The write scan's multilingual reader (an optional extra): in use here, or why not (not
-    a failure: the scan goes on with its other models)."""
+    """The write scan's multilingual reader (an optional extra): in use here, or why not (no
+    failure: the scan goes on with its other models, as "semantic search" off is none)."""
     from ..safety import multilingual
 
     reason = multilingual.unavailable()
-    if reason:
-        return check_row("multilingual write scan", None, f"off: {reason}", "")
-    return check_row(
-        "multilingual write scan", True, f"{multilingual.MODEL_NAME} reads text not in English", ""
-    )
+    detail = f"off: {reason}" if reason else f"{multilingual.MODEL_NAME} reads text not in English"
+    return check_row("multilingual write scan", True, detail, "")
