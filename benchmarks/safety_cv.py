@@ -4,6 +4,7 @@
         [--shares B,S[;B,S...]] [--english X[,Y...]] [--besides SPLIT,...] [--misses SPLIT]
         [--json PATH] [--rows PATH]
         [--embedder minilm|e5|both] [--standardise e5|all] [--keep-base]
+        [--multilingual SHARE[,SHARE...]] [--reader-c C]
 
 Each labelled file of benchmarks/data/ is a split written at one time by one author (safety.json
 holds five: dev, test, holdout2, holdout3, holdout4, each counted alone). For every split, the
@@ -29,7 +30,10 @@ reported first, then the scan with the semantic model (and the base model on sen
 benchmarks/scan_e5.py) instead of MiniLM's, --embedder both the two side by side; e5's are
 standardised on each fold's training texts (--standardise all: MiniLM's too), the weights
 folded back onto the vectors as they come. --keep-base keeps the base model's held-out scores
-(it reads no vectors) between runs.
+(it reads no vectors) between runs. --multilingual also measures each scan with the multilingual
+reader (slotmem/safety/multilingual.py, trained as benchmarks/train_multilingual.py trains it,
+on the other splits): a row not in English is refused too when its probability reaches the cut
+that refuses at most SHARE of the other splits' ordinary rows the reader weighs.
 """
 
 from __future__ import annotations
