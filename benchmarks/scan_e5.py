@@ -12,6 +12,15 @@ benchmarks/safety_cv.py the texts' e5 vectors (``--embedder e5|both``), kept in
 symmetric tasks); its cosines are all high (unrelated texts about 0.77), so safety_cv.py
 standardises its vectors on each fold's training texts instead of using them as they come.
 Nothing of slotmem imports this: the scan as shipped reads with MiniLM.
+
+    python benchmarks/scan_e5.py --writes [--facts N]
+
+times the scan of a write as shipped (``injection_reason`` of a labelled ordinary fact, the
+semantic extra's MiniLM on, one thread) with the multilingual reader
+(slotmem/safety/multilingual.py) and without it, for English rows and rows the reader weighs
+(not English; an ordinary fact is read to the end, where the patterns stop at an attack), and a
+4,000-character value; CPU milliseconds per write (the median of the
+rows; each reading warmed up first).
 """
 
 from __future__ import annotations
@@ -58,11 +67,61 @@ def _e5(missing: list[str]) -> list:
     return vectors
 
 
+def writes(facts: int) -> None:
+    """CPU per write's scan, with and without the multilingual reader (see the module)."""
+    os.environ["SLOTMEM_SCAN_EMBEDDINGS"] = "1"
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from safety_cv import splits
+
+    from slotmem.safety import injection_reason, multilingual
+    from slotmem.safety.decoders import english_share
+    from slotmem.safety.model import ENGLISH_SHARE, model_text, words
+    from slotmem.vectors.embedders import MiniLM
+    from slotmem.vectors.semantic import scan_vectors
+
+    if multilingual.unavailable():
+        sys.exit(f"the multilingual reader is not available: {multilingual.unavailable()}")
+    MiniLM.threads = 1
+    from slotmem.safety import embedding
+
+    embedding.use(scan_vectors)
+    rows = [r["text"] for _, members in splits() for r in members if r["label"] == "ordinary"]
+    rng = np.random.default_rng(0)
+    rows = [rows[i] for i in rng.permutation(len(rows))]
+    foreign = [t for t in rows if english_share(words(model_text(t))) < ENGLISH_SHARE]
+    english = [t for t in rows if t not in set(foreign)]
+    long_value = ("Maja sammelt alte Postkarten aus Hamburg und Bremen. " * 80)[:4000]
+    groups = {
+        "English": english[:facts],
+        "not English": foreign[:facts],
+        "4,000 characters, not English": [long_value],
+    }
+    injection_reason("warm up: Maja walks her dog.")
+    injection_reason("Maja geht jeden Morgen mit ihrem Hund spazieren.")
+    for reader in ("1", "0"):
+        os.environ[multilingual.ENV] = reader
+        for name, texts in groups.items():
+            spent = []
+            for text in texts:
+                embedding.use(scan_vectors)  # no cached vector: each write embeds its text
+                started = time.process_time()
+                injection_reason(text)
+                spent.append((time.process_time() - started) * 1000)
+            print(
+                f"reader {'on ' if reader == '1' else 'off'} | {name}: {len(texts)} writes, "
+                f"{np.median(spent):.1f} ms median, {np.mean(spent):.1f} mean, "
+                f"{np.percentile(spent, 95):.1f} p95 (CPU per write)"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--facts", type=int, default=300, help="How many texts to time")
+    parser.add_argument("--writes", action="store_true", help="Time a write's scan instead")
     args = parser.parse_args()
     os.environ["OMP_NUM_THREADS"] = "1"
+    if args.writes:
+        return writes(args.facts)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from safety_cv import Labelled
 

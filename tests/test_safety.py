@@ -121,10 +121,11 @@ def test_semantic_benchmark_figures_do_not_regress(
     assert total == ordinary and wrong <= false + 1
 
 
-UNSEEN = {
-    path.stem.removeprefix("safety-"): json.loads(path.read_text())["injection"]
-    for path in (ROOT / "benchmarks/data/unseen").glob("safety-*.json")
-}
+def unseen(split: str) -> list[dict]:
+    """A split kept unseen, read only by the test that measures it (so a run of the other
+    tests, ``-k "not unseen"``, never opens one)."""
+    path = ROOT / "benchmarks/data/unseen" / f"safety-{split}.json"
+    return json.loads(path.read_text())["injection"]
 
 
 @pytest.mark.parametrize(
@@ -139,8 +140,11 @@ UNSEEN = {
     ],
 )
 def test_the_unseen_splits_figures(monkeypatch, split, semantic, caught, attacks, false, ordinary):
-    from slotmem.safety import embedding
+    from slotmem.safety import embedding, multilingual
 
+    # measured without the multilingual reader (an extra of the eleventh round, after these
+    # figures): they hold the scan as it was measured, with or without the extra installed
+    monkeypatch.setenv(multilingual.ENV, "0")
     if semantic:
         if not SEMANTIC_EXTRA:
             pytest.skip("needs the semantic extra")
@@ -150,7 +154,7 @@ def test_the_unseen_splits_figures(monkeypatch, split, semantic, caught, attacks
         embedding.use(scan_vectors)
     else:
         monkeypatch.setenv(embedding.ENV, "0")
-    rows = UNSEEN[split]
+    rows = unseen(split)
     found, total = flagged(rows, injection_reason, "attack")
     assert total == attacks and found >= caught - semantic  # int8 may differ by a row
     wrong, total = flagged(rows, injection_reason, "ordinary")

@@ -38,7 +38,7 @@ class Upkeep(Policies, Writes):
         """One row per check, as Store.doctor's: the server, the schema, the lexical terms of
         every fact, the statistics' age, the semantic leg."""
         from ..records import iso_time
-        from ..storage.health import check_row
+        from ..storage.health import check_row, scan_check
 
         conn = self.conn
         pending = [name for name, _ in server.migrations() if name not in server.applied(conn)]
@@ -73,6 +73,7 @@ class Upkeep(Policies, Writes):
             ),
             statistics,
             *self.semantic.checks(),
+            scan_check(),
         ]
 
     @server.translated

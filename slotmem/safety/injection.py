@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
-from .decoders import decoded
-from .model import weigh
+from . import multilingual
+from .decoders import decoded, english_share
+from .model import ENGLISH_SHARE, model_text, weigh, words
 from .normalise import hidden_character, normalised, one_line
 from .rules import PATTERNS, SQUEEZED
 
@@ -83,12 +84,32 @@ def unsure_reason(*texts: str) -> str | None:
 
 def model_reason(text: str) -> str | None:
     weighed = weigh(text)
-    if weighed is None or weighed.probability < weighed.model.threshold:
+    if weighed is None:
         return None
+    if weighed.probability < weighed.model.threshold:
+        return multilingual_reason(text)
     where = "" if weighed.part is None else f" in {one_line(weighed.part, 60)!r}"
     return (
         f"possible prompt injection (reads as an instruction to the agent{where},"
         f" {weighed.probability:.0%}: {', '.join(weighed.why)})"
+    )
+
+
+def multilingual_reason(text: str) -> str | None:
+    """The multilingual reader's verdict (``multilingual``, an optional extra) on a text the
+    English models do not read (under ``ENGLISH_SHARE`` common English words), when the models
+    let it through; None where the reader is not available."""
+    if multilingual.unavailable():
+        return None
+    plain = model_text(text)
+    if english_share(words(plain)) >= ENGLISH_SHARE:
+        return None
+    probability = multilingual.probability(plain)
+    if probability is None or probability < multilingual.model().threshold:
+        return None
+    return (
+        "possible prompt injection (reads as an instruction to the agent,"
+        f" {probability:.0%}: what it means, read by the multilingual reader)"
     )
 
 

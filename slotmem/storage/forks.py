@@ -31,6 +31,14 @@ import time
 import weakref
 from collections.abc import Callable
 
+# The write scan's multilingual reader holds its engine's lock through a fork (so a child
+# inherits an idle engine) and registers its fork handlers when first imported: here, before
+# this module registers its own below. os.register_at_fork runs the "before" handlers in the
+# reverse order, so ours waits first for the threads inside slotmem (one may be scanning, and
+# would wait for the engine's lock if the reader's handler held it already), then the reader's
+# waits for the engine (tests/test_multilingual.py, "inside").
+from ..safety import multilingual as _scan_reader  # noqa: F401 - for its fork handlers' order
+
 
 def warn(message: str, *, failed: bool = False) -> None:
     """``message`` to the ``slotmem`` logger when this process has imported logging (``failed``:

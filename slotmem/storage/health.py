@@ -67,3 +67,13 @@ def rebuild_fts(conn) -> str:
     for table in FTS_TABLES:
         conn.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
     return "rebuilt the full-text indexes from memory_facts"
+
+
+def scan_check() -> dict:
+    """The write scan's multilingual reader (an optional extra): in use here, or why not (no
+    failure: the scan goes on with its other models, as "semantic search" off is none)."""
+    from ..safety import multilingual
+
+    reason = multilingual.unavailable()
+    detail = f"off: {reason}" if reason else f"{multilingual.MODEL_NAME} reads text not in English"
+    return check_row("multilingual write scan", True, detail, "")

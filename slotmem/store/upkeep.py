@@ -309,14 +309,15 @@ class Upkeep(Policies, Reads):
     @_translated
     def doctor(self) -> list[dict]:
         """One row per check (name, ok, detail, and the fix when not ok): integrity, the
-        full-text indexes, the schema, the semantic leg, the journal mode."""
+        full-text indexes, the schema, the semantic leg, the write scan's multilingual reader,
+        the journal mode."""
         from ..storage import health, keys
 
         conn = self.conn
         journal = health.journal_check(conn, self._connections.immutable, self.follower)
         wal_row = wal.check(conn, self.path, can_checkpoint=not self.readonly)
         checks = [*health.checks(conn), keys.check(conn)]
-        return [*checks, *self.semantic.checks(), journal, wal_row]
+        return [*checks, *self.semantic.checks(), health.scan_check(), journal, wal_row]
 
     @_translated
     def repair(self) -> list[str]:
