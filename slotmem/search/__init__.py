@@ -143,7 +143,8 @@ def _lexical(
     # wrote and rolls back could leave the index's structure record as it was before)
     if common.applies(chosen) and not conn.in_transaction:
         with plan.snapshot(conn):
-            found = common.hits(conn, chosen, ranking, common.postings_of(freqs), slots)
+            postings = common.postings_of(freqs)
+            found = common.hits(conn, chosen, ranking, postings, slots, explain=query.explain)
         if found is not None:
             chosen = plan.Plan(chosen.every, chosen.facts, (), chosen.every)
     total = relevance.query_mass(chosen, query.terms, ranking)
