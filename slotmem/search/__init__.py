@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DocFreqs", "Query", "Ranking", "run"]
 
+_KEY = FACT_COLUMNS.index("key")  # in a ``lexical.best`` row
 SHARED = True  # False: a hybrid search runs its two lexical searches apart (tests compare)
 
 
@@ -169,8 +170,7 @@ def _lexical(
             rows = lexical.search(conn, chosen, ranking, explain=query.explain, **options)
         return _hits(conn, query, chosen, ranking, rows, total, freqs)
     found_rows = lexical.best(conn, chosen, ranking, **options)  # tags read in it, cheaper
-    key = FACT_COLUMNS.index("key")
-    keys = _key_matches(conn, query, chosen, ranking, freqs, [row[key] for row in found_rows])
+    keys = _key_matches(conn, query, chosen, ranking, freqs, [row[_KEY] for row in found_rows])
     return _above(lexical.best_hits(found_rows, ranking, total, keys), floor)
 
 
