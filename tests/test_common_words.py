@@ -192,3 +192,20 @@ def test_term_frequencies_are_counted_as_fts5_counts_them(store, small):
     )
     for text in ["build note deploy", "notes builds deploying"]:
         assert same(found(store, text), exhaustive(store, text))
+
+
+def test_long_facts_lengths_are_read_as_fts5_stores_them(store, small):
+    """A fact of 128 tokens or more in a column has a length FTS5 stores in more than one
+    byte: its bm25 (and so its place) is the one FTS5 gives."""
+    corpus(store, n=40)
+    filler = " ".join(f"w{i}" for i in range(300))
+    store.upsert_many(
+        [
+            {"slot": "user", "key": f"long{n}", "value": f"build note deploy {filler[: n * 4]}"}
+            for n in (100, 130, 200, 300)
+        ]
+    )
+    got = found(store, "build note deploy")
+    assert same(got, exhaustive(store, "build note deploy"))
+    longs = {fact.id for fact in store.list_facts() if fact.key.startswith("long")}
+    assert longs & {fid for fid, _ in got}

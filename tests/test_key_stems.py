@@ -129,3 +129,33 @@ def test_ascii_fast_paths_agree_with_the_unicode_rules(code):
     assert terms.clean(f"a{ch}b") == f"a{' ' if control else ch}b"
     assert terms.clean(f"a{ch}b") == terms.clean(f"a{ch}bé")[:-1]  # é: the per-character way
     assert terms.fold(f"x{ch}Y") == terms.fold(f"x{ch}Yé")[:-1]
+
+
+def ascii_texts(count: int, seed: int = 11) -> list[str]:
+    rng = random.Random(seed)
+    alphabet = "abcdeiouyzAEIOUXYZ0123456789._-/:#' \t\x00\x7f_,!?"
+    words = ["The", "is", "I'm", "you're", "RUNNING", "ponies", "x" * 130, "a", "as", "us"]
+    texts = ["".join(rng.choices(alphabet, k=rng.randint(0, 60))) for _ in range(count)]
+    texts += [" ".join(rng.choices(words, k=rng.randint(0, 30))) for _ in range(count)]
+    return texts + [" ".join(f"w{i}ing" for i in range(40)), "fact.123", "don't 'quoted'"]
+
+
+# An em dash is neither a word character, an apostrophe, a control nor CJK: appended, it sends
+# the text through the per-character (non-ASCII) path without changing its terms.
+DASH = "\u2014"
+
+
+@pytest.mark.parametrize("text", ascii_texts(300))
+def test_ascii_parse_agrees_with_the_unicode_path(text):
+    for max_terms in (0, 1, 3, terms.MAX_TERMS):
+        assert terms.parse(text, max_terms) == terms.parse(text + DASH, max_terms)
+    expected = frozenset(stemmer.stem(word) for word in terms.parse(text + DASH).words)
+    assert terms.stems(text) == expected
+
+
+@pytest.mark.parametrize("key", KEYS + random_keys(300) + ascii_texts(100))
+def test_key_stems_are_the_stems_of_the_parsed_key(key):
+    text = relevance._KEY_SPLIT.sub(" ", key) + DASH
+    assert relevance.key_stems.__wrapped__(key) == {
+        stemmer.stem(word) for word in terms.parse(text).words
+    }

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DocFreqs", "Query", "Ranking", "run"]
 
+_KEY = FACT_COLUMNS.index("key")  # in a ``lexical.best`` row
 SHARED = True  # False: a hybrid search runs its two lexical searches apart (tests compare)
 
 
@@ -143,7 +144,8 @@ def _lexical(
     # wrote and rolls back could leave the index's structure record as it was before)
     if common.applies(chosen) and not conn.in_transaction:
         with plan.snapshot(conn):
-            found = common.hits(conn, chosen, ranking, common.postings_of(freqs), slots)
+            postings = common.postings_of(freqs)
+            found = common.hits(conn, chosen, ranking, postings, slots, explain=query.explain)
         if found is not None:
             chosen = plan.Plan(chosen.every, chosen.facts, (), chosen.every)
     total = relevance.query_mass(chosen, query.terms, ranking)
@@ -168,8 +170,7 @@ def _lexical(
             rows = lexical.search(conn, chosen, ranking, explain=query.explain, **options)
         return _hits(conn, query, chosen, ranking, rows, total, freqs)
     found_rows = lexical.best(conn, chosen, ranking, **options)  # tags read in it, cheaper
-    key = FACT_COLUMNS.index("key")
-    keys = _key_matches(conn, query, chosen, ranking, freqs, [row[key] for row in found_rows])
+    keys = _key_matches(conn, query, chosen, ranking, freqs, [row[_KEY] for row in found_rows])
     return _above(lexical.best_hits(found_rows, ranking, total, keys), floor)
 
 

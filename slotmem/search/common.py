@@ -36,7 +36,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,10 +156,12 @@ def hits(
     postings: Postings,
     slots: list[str] | None,
     tf: bool = True,
+    explain: bool = True,
 ) -> list[tuple] | None:
     """The rows of ``lexical.py``'s statement (seq, match, mass, matched, specific, parts) for
     the best ``CANDIDATES`` facts by presence over every posting of the plan's ``every`` arms
-    (numbered in that order); None when the postings would not fit in memory."""
+    (numbered in that order); None when the postings would not fit in memory. Without
+    ``explain``, ``parts`` (what only an explanation reads) is empty."""
     np = numpy()
     arms = chosen.every
     if not fits(arms, postings.max_bytes):
@@ -183,7 +185,7 @@ def hits(
         bits[~keep] = 0
     score = presence(ranking, chosen.facts, arms)[bits]  # each fact's presence score
     found = _best(np, score, CANDIDATES)
-    return _rows(conn, chosen, ranking, found.tolist(), bits, tf)
+    return _rows(conn, chosen, ranking, found.tolist(), bits, tf, explain)
 
 
 def fits(arms, max_bytes: int | None = None) -> bool:
@@ -216,7 +218,9 @@ def _best(np, score, k: int):
     return np.flatnonzero(score > 0)
 
 
-def _rows(conn, chosen: planning.Plan, ranking, seqs: list[int], bits, tf: bool) -> list[tuple]:
+def _rows(
+    conn, chosen: planning.Plan, ranking, seqs: list[int], bits, tf: bool, explain: bool = True
+) -> list[tuple]:
     """Per candidate: (seq, match, mass, matched, specific, parts), the arms' parts summed as
     lexical.py's statement sums them (``parts``: its explanation, "arm:raw ...")."""
     from .lexical import fts5_idf
@@ -240,7 +244,7 @@ def _rows(conn, chosen: planning.Plan, ranking, seqs: list[int], bits, tf: bool)
         held = int(bits[seq])
         if tf:
             key, value, length = texts.get(seq, ("", "", average))
-            key_count, value_count = _stems(key), _stems(value)
+            key_stems, value_stems = _stems(key), _stems(value)
             norm = K1 * (1 - B + B * length / average)
         match = mass = best = 0.0
         matched, parts = 0, []
@@ -248,14 +252,17 @@ def _rows(conn, chosen: planning.Plan, ranking, seqs: list[int], bits, tf: bool)
             if not held >> i & 1:
                 continue
             if tf:
-                f = key_weight * key_count[stems[i]] + value_weight * value_count[stems[i]]
+                word = stems[i]
+                f = key_weight * key_stems.count(word) + value_weight * value_stems.count(word)
                 f = f or 1.0  # FTS5 found the word where the tokenizer here did not
                 share = f * (K1 + 1) / (f + norm)
                 match += idfs[i] * share + coordination
-                parts.append(f"{i}:{-share * fts5[i]!r}")
+                if explain:
+                    parts.append(f"{i}:{-share * fts5[i]!r}")
             else:
                 match += idfs[i] + coordination
-                parts.append(f"{i}:")
+                if explain:
+                    parts.append(f"{i}:")
             mass += masses[i]
             best = max(best, specific[i])
             matched += 1
@@ -263,12 +270,13 @@ def _rows(conn, chosen: planning.Plan, ranking, seqs: list[int], bits, tf: bool)
     return out
 
 
-def _stems(text: str) -> Counter:
-    """How often each stem occurs in ``text``, as the index counts its tokens."""
+def _stems(text: str) -> list[str]:
+    """The stem of each of ``text``'s tokens, as the index counts them (a candidate holds a few
+    of the question's words: counting those in the list costs less than counting every stem)."""
     words = _ASCII_WORD.findall(text.lower()) if text.isascii() else tokens(text)
     memo = _STEMMED
     try:
-        return Counter(map(memo.__getitem__, words))
+        return list(map(memo.__getitem__, words))
     except KeyError:  # a word not seen yet (or the memo cleared by another thread meanwhile)
         if len(memo) > STEMS_REMEMBERED:
             memo.clear()
@@ -278,7 +286,7 @@ def _stems(text: str) -> Counter:
             if stemmed is None:
                 stemmed = memo[word] = stem(word)
             found.append(stemmed)
-        return Counter(found)
+        return found
 
 
 _ASCII_WORD = re.compile(r"[a-z0-9]+")  # terms.tokens on ASCII text, lower-cased already
@@ -316,6 +324,8 @@ def _varints(data: bytes) -> list[int]:
 
 
 def _varints_sum(data: bytes) -> int:
+    if data.isascii():  # every varint one byte (each below 128): the bytes are the values
+        return sum(data)
     return sum(_varints(data))
 
 

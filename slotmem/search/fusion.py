@@ -34,7 +34,7 @@ alternatives and docs/benchmarks.md their figures.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 G0 = 0.11  # the semantic spread g at which the two legs weigh the same (chosen leave-one-out)
 SPREAD_RANK = 10  # g = best cosine minus the cosine at this rank
@@ -53,8 +53,7 @@ EXPLAIN_COLUMNS = [
 DEPTH = 64  # candidates taken from each leg (more found nothing more on LoCoMo, fewer lost)
 
 
-@dataclass(frozen=True)
-class Fused:
+class Fused(NamedTuple):  # a tuple: a search makes one per candidate (a frozen dataclass, 3x)
     seq: int
     score: float
     coverage: float  # the lexical part before weights, in [0, 1]

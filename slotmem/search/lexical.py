@@ -228,6 +228,13 @@ def best(conn, plan: Plan, ranking: Ranking, **options) -> list[tuple]:
     return cursor.execute(sql, params).fetchall()
 
 
+_FACT_SQL = ", ".join(f"f.{name}" for name in FACT_COLUMNS)  # the same at every search
+_TAGGED_SQL = (
+    "(SELECT group_concat(t.tag, char(31)) FROM memory_fact_tags t WHERE t.fact_seq = f.seq)"
+)
+_WIDTH, _KEY = len(FACT_COLUMNS), FACT_COLUMNS.index("key")
+
+
 def best_sql(
     plan: Plan,
     ranking: Ranking,
@@ -251,11 +258,7 @@ def best_sql(
         plan, ranking, slots, limit, now, min_score, min_relevance, total, False, True, since,
         until, tags, rows, "seq, mass, matched, specific, score",
     )  # fmt: skip
-    columns = ", ".join(f"f.{name}" for name in FACT_COLUMNS)
-    tagged = (
-        "(SELECT group_concat(t.tag, char(31)) FROM memory_fact_tags t WHERE t.fact_seq = f.seq)"
-    )
-    sql = f"""SELECT {columns}, r.mass, r.matched, r.specific, r.score, {tagged}
+    sql = f"""SELECT {_FACT_SQL}, r.mass, r.matched, r.specific, r.score, {_TAGGED_SQL}
         FROM {ranked} r CROSS JOIN memory_facts f ON f.seq = r.seq
         ORDER BY r.score DESC, length(f.key) + length(f.value), r.seq DESC"""
     return sql, params
@@ -430,8 +433,7 @@ def best_hits(
 ) -> list[Hit]:
     """The Hits of ``best``'s rows, each fact with its tags (``keys``: each row key's key
     match): the same Hits as ``to_hits`` of ``search``'s rows, tags attached."""
-    width = len(FACT_COLUMNS)
-    key = FACT_COLUMNS.index("key")
+    width, key = _WIDTH, _KEY
     likely, coverage = ranking.calibration.lexical_relevance(), relevance.coverage
     hits = []
     for row in rows:

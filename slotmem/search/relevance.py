@@ -202,7 +202,7 @@ KEY_STEMS_CACHED = 8192
 def key_stems(key: str) -> frozenset[str]:
     """The stems of a key's words (``friend.marta.city`` -> marta, citi), remembered for the
     last ``KEY_STEMS_CACHED`` keys (``key_stems.__wrapped__`` computes them afresh)."""
-    return frozenset(stem(word) for word in text_terms.parse(_KEY_SPLIT.sub(" ", key)).words)
+    return text_terms.stems(_KEY_SPLIT.sub(" ", key))
 
 
 def key_matches(

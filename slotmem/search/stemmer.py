@@ -52,8 +52,8 @@ def stem(token: str) -> str:
 
 
 def _stem(z: str) -> str:
-    if len(z) > MAX_BYTES or len(z) < 3:
-        return z
+    if len(z) > MAX_BYTES or len(z) < 3 or (z.isdigit() and z.isascii()):
+        return z  # every rule needs a letter: digits pass through (ids in keys: fact.48213)
     z = _step1a(z)
     z = _step1b(z)
     if z[-1] == "y" and _has_vowel(z[:-1]):

@@ -75,7 +75,11 @@ def parse(text, max_terms: int = MAX_TERMS) -> Terms:
     """Words and CJK grams of ``text``, at most ``max_terms`` in all, in text order."""
     try:
         limit = max(0, int(max_terms))
-        text = _APOSTROPHE.sub(" ", clean(text))
+        text = clean(text)
+        if text.isascii():  # no CJK run or curly apostrophe (an ASCII one splits words alike),
+            # and folding is lower-casing: the same terms, sooner
+            return Terms(tuple(_ascii_words(text.lower(), limit)))
+        text = _APOSTROPHE.sub(" ", text)
         grams = _grams(_CJK_RUN.findall(text))[:limit]
         words = _words(_CJK_RUN.sub(" ", text), limit - len(grams))
         return Terms(tuple(words), tuple(grams))
@@ -138,6 +142,34 @@ def _words(text: str, limit: int) -> list[str]:
             if len(word) > 2 or stemmed not in STOPWORD_STEMS:
                 chosen.setdefault(stemmed, word)
     return list(chosen.values())
+
+
+def stems(text) -> frozenset[str]:
+    """The stems of ``parse(text).words`` (what a key is matched by: relevance.key_stems)."""
+    text = clean(text)
+    if text.isascii():
+        return frozenset(_ascii_chosen(text.lower(), MAX_TERMS))
+    return frozenset(stem(word) for word in parse(text).words)
+
+
+def _ascii_words(text: str, limit: int) -> list[str]:
+    """``_words`` of lower-cased ASCII text: each token is folded already
+    (tests/test_key_stems.py compares the two)."""
+    return list(_ascii_chosen(text, limit).values())
+
+
+def _ascii_chosen(text: str, limit: int) -> dict[str, str]:
+    """stem -> the first word with that stem, of ``_ascii_words``."""
+    chosen: dict[str, str] = {}
+    for word in _WORD.findall(text):
+        if len(chosen) >= limit:
+            break
+        if word in STOPWORDS or len(word) > MAX_TOKEN_CHARS:
+            continue
+        stemmed = stem(word)
+        if len(word) > 2 or stemmed not in STOPWORD_STEMS:
+            chosen.setdefault(stemmed, word)
+    return chosen
 
 
 def tokens(text: str) -> list[str]:
