@@ -7,6 +7,8 @@ does not count; a number is not a word the model weighs. And the round's trainin
 it says."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -166,3 +168,13 @@ def test_a_number_is_not_a_word_the_model_weighs(base_only):
     assert words == {"w:fact", "w:number", "f:fact"}
     assert not any(name[2:].isdigit() for name in model_module.models()[0].weights)
     assert all(injection_reason(f"fact number {i}") is None for i in range(100))
+
+
+def test_an_address_pattern_does_not_backtrack_on_long_runs_of_at_signs():
+    """A value of many "@" and no "." once took the e-mail pattern quadratic time (13 s for a
+    4,000-character write): the scan is a child's one call, given a generous bound."""
+    code = (
+        "from slotmem.safety.structure import structure;"
+        "structure('go ' * 6 + '\\u0436@' * 6000); structure('\\u00e9@' * 6000)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

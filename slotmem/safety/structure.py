@@ -58,7 +58,7 @@ _OUT = (
 )
 # somewhere outside the user's hands
 _OUTSIDE = (
-    r"(?:https?://|\S+@\S+\.\w+|\bs3://|\bsftp\b|webhook|pastebin|\bgist\b|\bpublic\b|external|"
+    r"(?:https?://|(?<![^\s(<@])[^\s@]+@[^\s@]+\.\w+|\bs3://|\bsftp\b|webhook|pastebin|\bgist\b|\bpublic\b|external|"
     r"partner|vendor|contractor|third[\s-]party|personal\s+(?:address|inbox|e-?mail)|gmail|"
     r"outlook\.com|proton|\.example\b|#general|group\s+chat|status\s+page|fork\b|on\s+request|"
     r"(?:anyone|anybody|any\s+\w+|whoever|everyone|every\s+\w+)\s+(?:who\s+|that\s+)?(?:asks|"
