@@ -178,3 +178,13 @@ def test_an_address_pattern_does_not_backtrack_on_long_runs_of_at_signs():
         "structure('go ' * 6 + '\\u0436@' * 6000); structure('\\u00e9@' * 6000)"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_an_override_phrase_refuses_even_in_a_reported_attempt():
+    """docs/benchmarks.md: what is reported does not count, except the override phrases read
+    again without spaces, which refuse wherever they stand."""
+    reason = pattern_reason(
+        "The red team tried to get the chatbot to ignore previous instructions during the eval."
+    )
+    assert reason and "spaced out" in reason
+    assert pattern_reason("The red team tried to get the chatbot to leak its system prompt.") is None
