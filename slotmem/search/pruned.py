@@ -26,8 +26,11 @@ When the first facts give fewer than ``limit`` rows (a floor on score or relevan
 in the window), or when the bound looks too loose to leave out more than ``1 - MOST`` of the
 facts (guessed before the first run from the facts' presence scores, after it from its floor and
 the weight of its rows: a guess, the rows are the same either way), the statement runs over
-every posting, as before. The whole search reads one
-snapshot (a read transaction), so the postings, the weights and the rows describe the same file.
+every posting, as before. The postings, the weights and the rows are read in one snapshot (a
+read transaction); the plan (N and the words' dfs, hence the idf the bounds use) is read just
+before it, so a write landing between the two can raise bm25's idf above the bounds' and leave
+out a fact the full statement would rank (not handled: a window of a few milliseconds, and the
+rows are still a ranking of the file as it was or is).
 Not used (the statement runs as before): a plan with a capped or dropped word or a CJK term
 (``common.py``'s case), presence scoring, negative weights or coordination in the ranking, a
 transaction, postings that do not fit, numpy missing, or fewer than ``MIN_POSTINGS`` postings.

@@ -85,7 +85,9 @@ def upsert_rows(conn, rows: Sequence[tuple], most: int | None = None) -> None:
             except db.OperationalError as e:  # refused before it ran: nothing of it written
                 if size <= FEWEST_ROWS or "too many SQL variables" not in str(e):
                     raise
-                upsert_rows(conn, rows[part:], FEWEST_ROWS)  # a library built with a lower limit
+                # a library built with a lower limit than its version's default, where the
+                # driver cannot read the limit (Python 3.10: no getlimit)
+                upsert_rows(conn, rows[part:], FEWEST_ROWS)
                 return
         start = end
     if start < count:

@@ -410,7 +410,8 @@ _expiry = validation.expiry  # shared with slotmem.pg
 # rows, results) hold no cycles, and the collections their number set off (each full one walks
 # every live object) cost a 100,000-fact load about 4 µs per fact. The collector runs again
 # between runs of this many items, so other threads' cycles wait a fraction of a second at most
-# (a multiple of rows.MOST_ROWS: each run is written in whole multi-row statements).
+# (a multiple of rows.MOST_ROWS: where SQLite allows 24,576 bound parameters or more, each run
+# is written in whole multi-row statements; with fewer, a run ends in a shorter one).
 PAUSED_ITEMS = 4096
 
 
