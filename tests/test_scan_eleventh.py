@@ -187,4 +187,6 @@ def test_an_override_phrase_refuses_even_in_a_reported_attempt():
         "The red team tried to get the chatbot to ignore previous instructions during the eval."
     )
     assert reason and "spaced out" in reason
-    assert pattern_reason("The red team tried to get the chatbot to leak its system prompt.") is None
+    assert (
+        pattern_reason("The red team tried to get the chatbot to leak its system prompt.") is None
+    )

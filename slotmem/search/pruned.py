@@ -120,8 +120,8 @@ def search(
         if not len(rest):
             return rows
         # the same guess, now with the rows' floor and the weight of the lowest of them
-        typical = sorted(row["confidence"] * row["feedback"] * row["recency"] for row in rows)
-        likely = np.count_nonzero(bound[: len(rest)] * typical[0] >= floor)
+        lowest = min(row["confidence"] * row["feedback"] * row["recency"] for row in rows)
+        likely = np.count_nonzero(bound[: len(rest)] * lowest >= floor)
         if first + likely > MOST * len(seqs):
             return lexical.search(conn, chosen, ranking, **options)
         threats = _threats(conn, ranking, rest, bound[: len(rest)], floor, options)
