@@ -199,11 +199,16 @@ def presence(ranking, facts: int, arms) -> Any:
     ``bits`` (bit i set: the fact holds ``arms[i]``) is the sum over those arms of
     ``idf^1.5 + coordination`` (PostgreSQL cuts its candidates by the same table,
     slotmem/pg/common.py)."""
-    np = numpy()
     weights = [ranking.idf(facts, arm.df) + ranking.coordination for arm in arms]
-    masks = np.arange(1 << len(arms), dtype=np.uint32)
-    held = (masks[:, None] >> np.arange(len(arms), dtype=np.uint32)) & 1
-    return (held @ np.array(weights)).astype(np.float32)
+    return by_bits(weights).astype(numpy().float32)
+
+
+def by_bits(weights: list[float]) -> Any:
+    """A float64 array whose entry ``bits`` is the sum of the ``weights`` whose bit is set."""
+    np = numpy()
+    masks = np.arange(1 << len(weights), dtype=np.uint32)
+    held = (masks[:, None] >> np.arange(len(weights), dtype=np.uint32)) & 1
+    return held @ np.array(weights, dtype=np.float64)
 
 
 def _best(np, score, k: int):

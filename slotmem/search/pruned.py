@@ -71,14 +71,11 @@ def bounds(ranking: Ranking, chosen: planning.Plan):
     """The upper bound of a fact's match by the arms it holds: entry ``bits`` (bit i set: it
     holds ``arms[i]``) is the sum over those arms of ``idf^1.5 × (k1 + 1) + coordination``, a
     little over (``MARGIN``)."""
-    np = common.numpy()
     weights = [
         ranking.idf(chosen.facts, arm.df) * (common.K1 + 1) + ranking.coordination
         for arm in chosen.arms
     ]
-    masks = np.arange(1 << len(weights), dtype=np.uint32)
-    held = (masks[:, None] >> np.arange(len(weights), dtype=np.uint32)) & 1
-    return (held @ np.array(weights, dtype=np.float64)) * (1 + MARGIN)
+    return common.by_bits(weights) * (1 + MARGIN)
 
 
 def search(
