@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .stemmer import stem
@@ -131,17 +132,22 @@ def _is_latin(c: str) -> bool:
 
 
 def _words(text: str, limit: int) -> list[str]:
-    chosen: dict[str, str] = {}  # stem -> first word with that stem
-    for raw in _WORD.findall(text):
-        for word in _WORD.findall(fold(raw)):  # folding can expose separators
-            if len(chosen) >= limit:
-                return list(chosen.values())
-            if word in STOPWORDS or len(word) > MAX_TOKEN_CHARS:
-                continue
-            stemmed = stem(word)
-            if len(word) > 2 or stemmed not in STOPWORD_STEMS:
-                chosen.setdefault(stemmed, word)
-    return list(chosen.values())
+    folded = (word for raw in _WORD.findall(text) for word in _WORD.findall(fold(raw)))
+    return list(_chosen(folded, limit).values())  # folding can expose separators
+
+
+def _chosen(words: Iterable[str], limit: int) -> dict[str, str]:
+    """stem -> the first word with that stem, of ``words`` (folded tokens), up to ``limit``."""
+    chosen: dict[str, str] = {}
+    for word in words:
+        if len(chosen) >= limit:
+            break
+        if word in STOPWORDS or len(word) > MAX_TOKEN_CHARS:
+            continue
+        stemmed = stem(word)
+        if len(word) > 2 or stemmed not in STOPWORD_STEMS:
+            chosen.setdefault(stemmed, word)
+    return chosen
 
 
 def stems(text) -> frozenset[str]:
@@ -160,16 +166,7 @@ def _ascii_words(text: str, limit: int) -> list[str]:
 
 def _ascii_chosen(text: str, limit: int) -> dict[str, str]:
     """stem -> the first word with that stem, of ``_ascii_words``."""
-    chosen: dict[str, str] = {}
-    for word in _WORD.findall(text):
-        if len(chosen) >= limit:
-            break
-        if word in STOPWORDS or len(word) > MAX_TOKEN_CHARS:
-            continue
-        stemmed = stem(word)
-        if len(word) > 2 or stemmed not in STOPWORD_STEMS:
-            chosen.setdefault(stemmed, word)
-    return chosen
+    return _chosen(_WORD.findall(text), limit)
 
 
 def tokens(text: str) -> list[str]:
