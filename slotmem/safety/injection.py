@@ -7,7 +7,7 @@ import re
 
 from . import multilingual
 from .decoders import decoded, english_share
-from .model import ENGLISH_SHARE, model_text, weigh, words
+from .model import ENGLISH_SHARE, weigh, words
 from .normalise import hidden_character, normalised, one_line
 from .rules import PATTERNS, SQUEEZED
 
@@ -87,7 +87,7 @@ def model_reason(text: str) -> str | None:
     if weighed is None:
         return None
     if weighed.probability < weighed.model.threshold:
-        return multilingual_reason(text)
+        return multilingual_reason(weighed.plain)
     where = "" if weighed.part is None else f" in {one_line(weighed.part, 60)!r}"
     return (
         f"possible prompt injection (reads as an instruction to the agent{where},"
@@ -95,13 +95,12 @@ def model_reason(text: str) -> str | None:
     )
 
 
-def multilingual_reason(text: str) -> str | None:
-    """The multilingual reader's verdict (``multilingual``, an optional extra) on a text the
-    English models do not read (under ``ENGLISH_SHARE`` common English words), when the models
-    let it through; None where the reader is not available."""
+def multilingual_reason(plain: str) -> str | None:
+    """The multilingual reader's verdict (``multilingual``, an optional extra) on a text (as
+    ``model_text`` returned it) the English models do not read (under ``ENGLISH_SHARE`` common
+    English words), when the models let it through; None where the reader is not available."""
     if multilingual.unavailable():
         return None
-    plain = model_text(text)
     if english_share(words(plain)) >= ENGLISH_SHARE:
         return None
     probability = multilingual.probability(plain)

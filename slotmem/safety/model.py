@@ -174,6 +174,7 @@ class Weighed(NamedTuple):
     probability: float
     why: list[str]
     part: str | None = None  # the sentence that weighed most, when not the whole text
+    plain: str = ""  # the whole text as ``model_text`` returned it
 
 
 def segments(text: str) -> list[str]:
@@ -212,7 +213,7 @@ def weigh(text: str) -> Weighed | None:
     model_, part, (probability, why) = max(
         ((m, p, s) for m, p, s in found if s is not None), key=lambda f: f[2][0] - f[0].threshold
     )
-    return Weighed(model_, probability, why, None if part == text else part)
+    return Weighed(model_, probability, why, None if part == text else part, plain)
 
 
 def model() -> Model:
