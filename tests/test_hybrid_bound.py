@@ -12,6 +12,7 @@ from slotmem import search
 from slotmem.search import bound, common, relevance, terms
 from slotmem.search.lexical import Ranking
 from slotmem.search.relevance import Calibration
+from tests.test_hybrid_share import Plugin
 from tests.test_hybrid_share import WordVectors as SharedWordVectors
 
 
@@ -36,19 +37,13 @@ class WordVectors(SharedWordVectors):
     model_id = "fake-words-bound"
 
 
-class Plugin:
-    @llm.hookimpl
-    def register_embedding_models(self, register):
-        register(WordVectors())
-
-
 @pytest.fixture(scope="module")
 def mem(tmp_path_factory):
     """1,500 facts: the commonest words are in more than 1,000 of them, so questions of them
     are planned as common-word questions (dropped words, common.py), others within budgets."""
     from slotmem import Store
 
-    llm.pm.register(Plugin(), name="word-vectors-bound")
+    llm.pm.register(Plugin(WordVectors), name="word-vectors-bound")
     rng = random.Random(5)
     weights = [1.0 / (rank + 1) for rank in range(len(WORDS))]
     facts = []
@@ -270,7 +265,7 @@ def test_a_word_not_in_memory_counts_as_held_and_nothing_is_read(mem):
 def stopwords(store):
     """Facts found by meaning alone by a question of stopwords: the nearest has the lower
     confidence, so the fusion (which weighs confidence) and relevance order them apart."""
-    llm.pm.register(Plugin(), name="word-vectors-bound-small")
+    llm.pm.register(Plugin(WordVectors), name="word-vectors-bound-small")
     rng = random.Random(3)
     facts = [
         {"slot": "user", "key": f"filler.n{i}", "value": " ".join(rng.sample(WORDS, 6))}

@@ -12,6 +12,7 @@ from slotmem import search
 from slotmem.search import common, lexical, pruned
 from slotmem.search.lexical import Ranking
 from tests.test_hybrid_bound import WORDS
+from tests.test_hybrid_share import Plugin
 from tests.test_hybrid_share import WordVectors as SharedWordVectors
 
 DAY_MS = 86_400_000
@@ -23,12 +24,6 @@ class WordVectors(SharedWordVectors):
     model_id = "fake-words-pruned"
 
 
-class Plugin:
-    @llm.hookimpl
-    def register_embedding_models(self, register):
-        register(WordVectors())
-
-
 @pytest.fixture(scope="module")
 def mem(tmp_path_factory):
     """1,200 facts of 3 to 30 words drawn with repeats (term frequencies of 1 to 4, lengths
@@ -36,7 +31,7 @@ def mem(tmp_path_factory):
     a few expired, a tag on a fifth: every factor of the score varies."""
     from slotmem import Store
 
-    llm.pm.register(Plugin(), name="word-vectors-pruned")
+    llm.pm.register(Plugin(WordVectors), name="word-vectors-pruned")
     rng = random.Random(11)
     weights = [1.0 / (rank + 1) ** 0.8 for rank in range(len(WORDS))]
     facts = []

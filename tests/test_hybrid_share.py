@@ -30,9 +30,14 @@ class WordVectors(llm.EmbeddingModel):
 
 
 class Plugin:
+    """Registers ``WordVectors`` (or a subclass: each test module its own model id)."""
+
+    def __init__(self, model=WordVectors):
+        self.model = model
+
     @llm.hookimpl
     def register_embedding_models(self, register):
-        register(WordVectors())
+        register(self.model())
 
 
 @pytest.fixture
