@@ -76,4 +76,6 @@ def scan_check() -> dict:
 
     reason = multilingual.unavailable()
     detail = f"off: {reason}" if reason else f"{multilingual.MODEL_NAME} reads text not in English"
+    if not reason and multilingual.model().english_threshold is not None:
+        detail += ", and English text beside the semantic model"
     return check_row("multilingual write scan", True, detail, "")
