@@ -5,6 +5,7 @@
         [--json PATH] [--rows PATH]
         [--embedder minilm|e5|both] [--standardise e5|all] [--keep-base]
         [--multilingual SHARE[,SHARE...]] [--reader-c C]
+        [--reader-english MODE:SHARE[,...]] [--reader-weight W]
 
 Each labelled file of benchmarks/data/ is a split written at one time by one author (safety.json
 holds five: dev, test, holdout2, holdout3, holdout4, each counted alone). For every split, the
@@ -34,6 +35,13 @@ folded back onto the vectors as they come. --keep-base keeps the base model's he
 reader (slotmem/safety/multilingual.py, trained as benchmarks/train_multilingual.py trains it,
 on the other splits): a row not in English is refused too when its probability reaches the cut
 that refuses at most SHARE of the other splits' ordinary rows the reader weighs.
+--reader-english also lets the reader read English text (the semantic model's), each way a scan
+of its own beside each --multilingual scan: "same" (the reader's model, its own cut), "own" (a
+model trained on the English texts alone), "sum" (its log-odds added to the semantic model's, as
+shipped: refused beside the other models) or "instead" (that sum in place of the semantic
+model's own cut on English text), the cut at SHARE of the other splits' English ordinary rows;
+--reader-weight weighs the reader's log-odds in a sum. --keep-base keeps both models' held-out
+scores (/tmp/scan-e5-cache, named by their settings, the texts, the vectors and the scan's code).
 """
 
 from __future__ import annotations
