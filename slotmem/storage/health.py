@@ -75,7 +75,10 @@ def scan_check() -> dict:
     from ..safety import multilingual
 
     reason = multilingual.unavailable()
-    detail = f"off: {reason}" if reason else f"{multilingual.MODEL_NAME} reads text not in English"
-    if not reason and multilingual.model().english_threshold is not None:
-        detail += ", and English text beside the semantic model"
+    detail = (
+        f"off: {reason}"
+        if reason
+        else f"{multilingual.MODEL_NAME} reads text not in English, and English text beside the"
+        " semantic model"
+    )
     return check_row("multilingual write scan", True, detail, "")
