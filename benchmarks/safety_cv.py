@@ -5,6 +5,7 @@
         [--json PATH] [--rows PATH]
         [--embedder minilm|e5|both] [--standardise e5|all] [--keep-base]
         [--multilingual SHARE[,SHARE...]] [--reader-c C]
+        [--reader-english MODE:SHARE[,...]] [--reader-weight W]
 
 Each labelled file of benchmarks/data/ is a split written at one time by one author (safety.json
 holds five: dev, test, holdout2, holdout3, holdout4, each counted alone). For every split, the
@@ -34,6 +35,13 @@ folded back onto the vectors as they come. --keep-base keeps the base model's he
 reader (slotmem/safety/multilingual.py, trained as benchmarks/train_multilingual.py trains it,
 on the other splits): a row not in English is refused too when its probability reaches the cut
 that refuses at most SHARE of the other splits' ordinary rows the reader weighs.
+--reader-english also lets the reader read English text (the semantic model's), each way a scan
+of its own beside each --multilingual scan: "same" (the reader's model, its own cut), "own" (a
+model trained on the English texts alone), "sum" (its log-odds added to the semantic model's, as
+shipped: refused beside the other models) or "instead" (that sum in place of the semantic
+model's own cut on English text), the cut at SHARE of the other splits' English ordinary rows;
+--reader-weight weighs the reader's log-odds in a sum. --keep-base keeps both models' held-out
+scores (/tmp/scan-e5-cache, named by their settings, the texts, the vectors and the scan's code).
 """
 
 from __future__ import annotations
@@ -64,6 +72,7 @@ from slotmem.safety.model import (
 from slotmem.vectors.embedders import DEFAULT_MODEL
 
 DATA = Path(__file__).resolve().parent / "data"
+ROOT = DATA.parent.parent
 WIDTH = 384  # of a vector, MiniLM's and e5's
 
 
@@ -417,12 +426,22 @@ def report(
 
 
 def kept(data: Labelled, settings: tuple[float, ...]) -> np.ndarray:
-    """The base model's held-out scores (it reads no vectors), kept between runs in a file
-    named by its settings and the labelled texts."""
+    """A model's held-out scores, kept between runs in a file named by its settings, the
+    labelled texts, the scan's code and (a model that reads them) their vectors."""
     import hashlib
 
     key = hashlib.sha256(repr((settings, data.texts, data.attack.tolist())).encode())
-    path = Path("/tmp/scan-e5-cache") / f"base-{key.hexdigest()[:16]}.npy"
+    for source in sorted((ROOT / "slotmem" / "safety").glob("*.py")):
+        if source.name not in ("multilingual.py", "injection.py"):
+            key.update(source.read_bytes())  # the features
+    if settings[3]:  # it reads the vectors
+        key.update(data.vectors.tobytes())
+        standardised = data.standardised
+        if standardised is None:
+            standardised = np.zeros(data.vectors.shape[1], dtype=bool)
+        key.update(standardised.tobytes())
+    name = "semantic" if settings[3] else "base"
+    path = Path("/tmp/scan-e5-cache") / f"{name}-{key.hexdigest()[:16]}.npy"
     if path.exists():
         return np.load(path)
     path.parent.mkdir(exist_ok=True)
@@ -438,6 +457,52 @@ def multilingual_scores(data: Labelled, c: float) -> np.ndarray:
 
     vectors = train_multilingual.read(data.texts)
     return train_multilingual.row_scores(data, train_multilingual.held_out(data, vectors, c))
+
+
+def english_reader(data: Labelled, c: float, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """For each English row (-inf for the others): the reader's held-out probability (``mode``
+    "own": a model trained on the English texts alone), and the highest log-odds its fold's
+    model gives a text it was trained on."""
+    import train_multilingual as reader
+
+    vectors = reader.read(data.texts)
+    only = ~reader.foreign(data.texts) if mode == "own" else None
+    held, ceiling = reader.held_out_with_ceiling(data, vectors, c, only)
+    return reader.row_scores(data, held, english=True), reader.row_scores(
+        data, ceiling, english=True
+    )
+
+
+def english_flags(
+    data: Labelled,
+    spec: str,
+    english: tuple[np.ndarray, np.ndarray],
+    semantic: np.ndarray,
+    weight: float,
+) -> np.ndarray:
+    """The English rows the reader refuses as ``spec`` (MODE:SHARE) says: its probability
+    ("same", "own") or its log-odds added to the semantic model's ("sum", "instead"), at the cut
+    set on the other splits' English ordinary rows (at most SHARE of them refused). A sum is
+    read only where the semantic model's log-odds reach the cut less the fold's ceiling and
+    train_multilingual.CEILING_MARGIN (as the scan asks the reader)."""
+    import train_multilingual as reader
+
+    mode, share = spec.split(":")
+    scores, ceiling = english
+    gate = np.ones(len(data.rows), dtype=bool)
+    if mode in ("sum", "instead"):
+        scores = reader.summed(semantic, scores, weight)
+    found = np.zeros(len(data.rows), dtype=bool)
+    for g in range(len(data.names)):
+        mine = data.split == g
+        cut_here = reader.cut(scores, ~mine & ~data.attack, float(share))
+        if mode in ("sum", "instead"):
+            least = cut_here - ceiling[mine] - reader.CEILING_MARGIN
+            gate[mine] = (
+                reader.logit(np.where(np.isfinite(semantic[mine]), semantic[mine], 0)) >= least
+            )
+        found[mine] = (scores[mine] >= cut_here) & gate[mine]
+    return found
 
 
 def multilingual_flags(data: Labelled, scores: np.ndarray, share: float) -> np.ndarray:
@@ -493,7 +558,7 @@ def main() -> None:
     parser.add_argument(
         "--keep-base",
         action="store_true",
-        help="Keep the base model's held-out scores in /tmp/scan-e5-cache between runs",
+        help="Keep the models' held-out scores in /tmp/scan-e5-cache between runs",
     )
     parser.add_argument(
         "--multilingual",
@@ -502,6 +567,20 @@ def main() -> None:
     )
     parser.add_argument(
         "--reader-c", type=float, default=None, help="The multilingual reader's regularisation"
+    )
+    parser.add_argument(
+        "--reader-english",
+        help="With --multilingual, the reader reads English text too: MODE:SHARE,... (a scan "
+        "for each), MODE same (the reader's model, a cut of its own), own (a model trained on "
+        "English texts alone), sum (its log-odds added to the semantic model's, refused beside "
+        "the other models) or instead (that sum in place of the semantic model's own cut), the "
+        "cut at SHARE of the other splits' English ordinary rows",
+    )
+    parser.add_argument(
+        "--reader-weight",
+        type=float,
+        default=1.0,
+        help="The reader's log-odds' weight in a sum (--reader-english sum, instead)",
     )
     args = parser.parse_args()
     if args.multilingual and args.reader_c is None:
@@ -522,9 +601,7 @@ def main() -> None:
     }
     patterns = np.array([pattern_reason(r["text"]) is not None for r in data.rows])
     held = {
-        name: kept(data, settings)
-        if name == "base" and args.keep_base
-        else Fitted(data, settings).held_out()
+        name: kept(data, settings) if args.keep_base else Fitted(data, settings).held_out()
         for name, settings in chosen.items()
         if args.only in (None, name)
     }
@@ -539,12 +616,18 @@ def main() -> None:
             scans += [(list(held), float(v), shares) for v in str(args.english).split(",")]
     reader_shares = [float(v) for v in args.multilingual.split(",")] if args.multilingual else []
     reader = multilingual_scores(data, args.reader_c) if reader_shares else np.zeros(0)
+    english_specs = args.reader_english.split(",") if args.reader_english and reader_shares else []
+    english_read = {
+        mode: english_reader(data, args.reader_c, mode)
+        for mode in {("own" if spec.startswith("own:") else "same") for spec in english_specs}
+    }
     shares_english = np.array([english_share(words(model_text(r["text"]))) for r in data.rows])
     per_split: dict[str, list[dict]] = {}
     for scan, least, shares in scans:
         # the rows the semantic model weighs: English enough for its embedding
         english = shares_english >= least
         flagged = patterns.copy()
+        by_model = {}
         for name in scan:
             scores = held[name]
             share = shares[0] if name == "base" else shares[1]
@@ -555,9 +638,12 @@ def main() -> None:
                 weighed = np.where(english, most(data, scores, data.scored & ~data.whole), rows)
             if name == "semantic":
                 weighed = np.where(english, rows, -np.inf)
+            mine_flags = np.zeros(len(data.rows), dtype=bool)
             for g in range(len(data.names)):
                 mine = data.split == g
-                flagged[mine] |= weighed[mine] >= cut(rows, ~mine & ~data.attack, share)
+                mine_flags[mine] = weighed[mine] >= cut(rows, ~mine & ~data.attack, share)
+            flagged |= mine_flags
+            by_model[name] = (mine_flags, weighed)
         name = "semantic" if "semantic" in scan else "base"
         note = f" (English share from {least})" if "semantic" in scan else ""
         if len(pairs) > 1:
@@ -569,6 +655,23 @@ def main() -> None:
             reader_note = f"{note} + multilingual reader (share {reader_share})"
             print(f"\n### patterns + {name} model{reader_note}\n")
             per_split[name + reader_note] = report(data, read, patterns, args.besides)
+            if "semantic" not in scan:
+                continue
+            semantic_rows = by_model["semantic"][1]
+            for spec in english_specs:  # ... and it reads English text too
+                mode = spec.split(":")[0]
+                english_read_here = english_read["own" if mode == "own" else "same"]
+                more = english_flags(
+                    data, spec, english_read_here, semantic_rows, args.reader_weight
+                )
+                base_flags = patterns | by_model["base"][0] | (read & ~english)
+                both = (base_flags | more) if mode == "instead" else (read | more)
+                english_note = f"{reader_note}, English read too ({spec}"
+                english_note += (
+                    f", weight {args.reader_weight})" if mode in ("sum", "instead") else ")"
+                )
+                print(f"\n### patterns + {name} model{english_note}\n")
+                per_split[name + english_note] = report(data, both, patterns, args.besides)
     for i in np.flatnonzero(data.split == data.names.index(args.misses)) if args.misses else []:
         row = data.rows[i]
         if flagged[i] != data.attack[i]:

