@@ -49,8 +49,12 @@ class MiniLM:
     model_id = DEFAULT_MODEL
     batch_size = 256
     threads = 0  # onnxruntime's intra-op threads for new sessions; 0: its default (one a core)
+    # a search's question: its own session on this many threads (0: the session above), as
+    # search.run embeds it on a worker thread while the calling thread runs the lexical leg
+    question_threads = 0
     _parts = None  # (numpy, onnxruntime, model path, tokenizer): imported and checked once
     _loaded = None  # (numpy, the optimized session, tokenizer)
+    _questions = None  # the same, for questions, when ``question_threads`` asks for its own
     _embedded = False  # this process has asked for a session before
     _failed: ModelUnavailable | None = None  # what is not installed does not appear mid-process
     _lock = threading.Lock()
@@ -81,8 +85,15 @@ class MiniLM:
                 raise
             numpy, onnxruntime, path, tokenizer = cls._parts
             first, cls._embedded = not cls._embedded, True
-            if cls._loaded is None and first and question:
-                return numpy, _session(onnxruntime, path, quick=True), tokenizer
+            own = question and cls.question_threads not in (0, cls.threads)
+            if (cls._questions if own else cls._loaded) is None and first and question:
+                threads = cls.question_threads if own else cls.threads
+                return numpy, _session(onnxruntime, path, quick=True, threads=threads), tokenizer
+            if own:
+                if cls._questions is None:
+                    session = _session(onnxruntime, path, quick=False, threads=cls.question_threads)
+                    cls._questions = (numpy, session, tokenizer)
+                return cls._questions
             if cls._loaded is None:
                 cls._loaded = (numpy, _session(onnxruntime, path, quick=False), tokenizer)
         return cls._loaded
@@ -140,15 +151,17 @@ class MiniLM:
 forks.at_fork(MiniLM.after_fork)
 
 
-def _session(onnxruntime, path, *, quick: bool):
-    """An onnxruntime session of the checked model file (``quick``: see MiniLM.load)."""
+def _session(onnxruntime, path, *, quick: bool, threads: int | None = None):
+    """An onnxruntime session of the checked model file (``quick``: see MiniLM.load) on
+    ``threads`` intra-op threads (None: MiniLM.threads; 0: one a core)."""
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # errors only
     # no spinning: idle onnxruntime threads would keep a core busy after each query,
     # slowing the SQLite work that follows it in a hybrid search
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    if MiniLM.threads:
-        options.intra_op_num_threads = MiniLM.threads
+    threads = MiniLM.threads if threads is None else threads
+    if threads:
+        options.intra_op_num_threads = threads
     return onnxruntime.InferenceSession(
         str(path),
         options,

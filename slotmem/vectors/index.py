@@ -126,18 +126,42 @@ class VectorIndex:
     def candidates(self, blob: bytes, slots: list[str] | None, k: int) -> list[int]:
         """The seqs of the nearest signatures: at least ``simhash.CANDIDATES`` (or ``k``) per
         slot, spread evenly over the shards."""
+        scanner = self.scanner(slots, k)
+        if scanner is not None:
+            return scanner(blob)
+        return self.scanned(blob, slots, k)
+
+    def _per_shard(self, k: int) -> int:
         k = max(1, min(int(k), MAX_K))
+        return min(-(-max(k, simhash.CANDIDATES) // self.shards), MAX_K)
+
+    def scanner(self, slots: list[str] | None, k: int) -> Callable[[bytes], list[int]] | None:
+        """``candidates`` from the signatures in memory, as a function of the question's vector
+        that reads no SQL (any thread may call it: it is numpy's work alone); None when this
+        search must scan vec0 (``scanned``): inside a transaction, or while the copy is stale."""
+        conn = self.connection()
+        if not self.in_memory or conn.in_transaction:  # a transaction's writes are in vec0
+            return None
+        signatures = self.signatures(conn, patience=READ_AFTER)
+        if signatures is None:
+            return None
+        per_shard, shards = self._per_shard(k), self.shards
+        slots = list(slots) if slots else None
+
+        def scan(blob: bytes) -> list[int]:
+            [signature] = simhash.signatures([blob], len(blob) // 4)
+            return signatures.candidates(signature, slots, per_shard, shards)
+
+        return scan
+
+    def scanned(self, blob: bytes, slots: list[str] | None, k: int) -> list[int]:
+        """``candidates`` from vec0's own scans, on this thread's connection."""
         [signature] = simhash.signatures([blob], len(blob) // 4)
-        per_shard = min(-(-max(k, simhash.CANDIDATES) // self.shards), MAX_K)
+        per_shard = self._per_shard(k)
         sql = (
             f"SELECT fact_seq FROM {VEC_TABLE} WHERE {simhash.VERSION} MATCH vec_bit(?) "
             "AND k = ? AND shard = ?"
         )
-        conn = self.connection()
-        if self.in_memory and not conn.in_transaction:  # a transaction's writes are in vec0
-            signatures = self.signatures(conn, patience=READ_AFTER)
-            if signatures is not None:
-                return signatures.candidates(signature, slots, per_shard, self.shards)
         partitions: list[tuple] = [(shard,) for shard in range(self.shards)]
         if slots:
             sql += " AND slot = ?"
