@@ -351,9 +351,9 @@ def compare_asks(store: Store, queries: dict[str, list[str]], rounds: int = 2) -
             semantic_leg.forget_query_vectors()
             store.query_facts(text, track_access=False)
     for round_ in range(rounds):
-        for kind, texts in queries.items():
+        for kind, asked in queries.items():
             for where, slots in places.items():
-                for i, text in enumerate(texts):
+                for i, text in enumerate(asked):
                     found = set()
                     order = list(ASKS)[i % len(ASKS) :] + list(ASKS)[: i % len(ASKS)]
                     for name in order:
