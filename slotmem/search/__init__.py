@@ -78,7 +78,7 @@ def _hybrid(
     shared = SHARED and chosen and chosen == alone and not query.explain
     scored: list = []
     total = 0.0
-    if shared:
+    if shared and chosen:
         # its two lexical searches (the hybrid leg's and the one by words alone that
         # ``monotone`` holds it to) run the same plan (no term dropped or capped, as for rare
         # words): their arms run once (``lexical.search_both``), with the hits two would give
