@@ -100,7 +100,10 @@ def _hybrid(
         )
     else:
         rows = hybrid.by_words(conn, query, chosen, ranking, now)
-    blob, candidates = question.result()
+    if question.running:  # while the worker embeds: the lexical leg's keys' stems (remembered)
+        for row in rows:
+            relevance.key_stems(row["key"])
+    blob, candidates = question.result([row["seq"] for row in rows])
     if blob is None:
         return None
     hits = hybrid.search(
@@ -114,6 +117,7 @@ def _hybrid(
         freqs=freqs,
         rows=rows,
         candidates=candidates,
+        stored=question.stored,
     )
     if shared:
         return monotone(hits, _hits(conn, query, chosen, ranking, scored, total, freqs), query)

@@ -23,8 +23,9 @@ class Question(Protocol):
     """A search's question under way (``VectorLeg.ask``)."""
 
     running: bool  # on another thread now
+    stored: object  # what ``result`` read of ``others`` (for ``VectorLeg.nearest``)
 
-    def result(self) -> tuple[bytes | None, list[int] | None]: ...
+    def result(self, others: list[int] | None = None) -> tuple[bytes | None, list[int] | None]: ...
 
 
 class VectorLeg(Protocol):
@@ -45,6 +46,7 @@ class VectorLeg(Protocol):
         k: int,
         others: list[int],
         candidates: list[int] | None = None,
+        stored=None,
     ) -> tuple[list[tuple[int, float]], dict[int, float]]: ...
 
 
@@ -60,17 +62,21 @@ def search(
     freqs: DocFreqs | None = None,
     rows: list | None = None,
     candidates: list[int] | None = None,
+    stored=None,
 ) -> list[Hit]:
     """Both legs' best ``fusion.DEPTH`` candidates for the query (``plan``: its lexical terms,
     None when none can match; ``blob``: its vector), fused, best first. ``rows``: the lexical
     leg's candidates found already (``by_words``, or ``lexical.search_both``); ``candidates``:
-    the vector index's (``VectorLeg.ask``), None: found here."""
+    the vector index's (``VectorLeg.ask``), None: found here; ``stored``: stored vectors read
+    already (``Question.stored``)."""
     slots = list(query.slots) if query.slots else None
     if rows is None:
         rows = by_words(conn, query, plan, ranking, now)
     facts = {row["seq"]: row for row in rows}
     # the vector leg's neighbours and the lexical candidates' distances, one read of the vectors
-    neighbours, measured = vectors.nearest(blob, slots, fusion.DEPTH, list(facts), candidates)
+    neighbours, measured = vectors.nearest(
+        blob, slots, fusion.DEPTH, list(facts), candidates, stored
+    )
     distance = dict(neighbours)
     distance.update((seq, measured[seq]) for seq in facts if seq in measured)
     others = [seq for seq, _ in neighbours if seq not in facts]

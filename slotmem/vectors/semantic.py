@@ -408,7 +408,8 @@ class Semantic:
                 return blob, error, None
             return blob, error, scanner(blob)
 
-        return Question(self._worker().submit(work), scan, remember, self._warn_once)
+        future = self._worker().submit(work)
+        return Question(future, scan, remember, self._warn_once, self._matrix)
 
     def _scanned(self, blob: bytes, *, slots: list[str] | None, k: int) -> list[int]:
         """The candidates from vec0, on this thread's connection (a transaction's writes)."""
@@ -454,15 +455,21 @@ class Semantic:
         k: int,
         others: list[int],
         candidates: list[int] | None = None,
+        stored=None,
     ) -> tuple[list[tuple[int, float]], dict[int, float]]:
         """``knn``'s neighbours, and the distances of ``others`` as well (the lexical leg's
         facts in a hybrid search): the stored vectors of both read in one pass, where ``knn``
         then ``distances`` read them twice. The same figures: a fact's distance does not depend
         on the facts asked with it (``distances``). ``candidates``: the index's, found already
-        (``ask``)."""
+        (``ask``); ``stored``: some facts' stored vectors read already (``Question.stored``)."""
         if candidates is None:
             candidates = self.index.candidates(blob, slots, k)
-        measured = self.distances(blob, list(dict.fromkeys([*candidates, *others])))
+        wanted = list(dict.fromkeys([*candidates, *others]))
+        if stored is None:
+            measured = self.distances(blob, wanted)
+        else:  # some read already: the rest read now (each fact's distance is its own)
+            measured = self._cosines(blob, *stored)
+            measured.update(self.distances(blob, [seq for seq in wanted if seq not in measured]))
         pool = set(candidates)
         ranked = sorted(
             ((seq, dist) for seq, dist in measured.items() if seq in pool),
@@ -494,12 +501,16 @@ class Semantic:
         facts asked with it: each row is summed alone, in double precision (its products
         exact), where a float32 matrix product's last bits move with the matrix's shape (BLAS
         kernels), and a file's and a server's indexes hand the re-ranking different facts."""
-        import numpy as np
 
         if len(blob) != 4 * (self.dimensions() or 0):
             return {}
-        found, matrix = self._matrix(seqs)
-        if not found:
+        return self._cosines(blob, *self._matrix(seqs))
+
+    def _cosines(self, blob: bytes, found: list[int], matrix) -> dict[int, float]:
+        """``distances`` of the facts whose stored vectors were read (``_matrix``)."""
+        import numpy as np
+
+        if not found or len(blob) != 4 * (self.dimensions() or 0):
             return {}
         query = np.frombuffer(blob, dtype="<f4").astype(np.float64)
         cosines = (matrix.astype(np.float64) * query).sum(axis=1)
@@ -556,17 +567,23 @@ class Question:
     ``scan``: the candidates of a vector, on the calling thread; ``remember``: called with a
     vector computed without error; ``warn``: with the one line saying why there is none."""
 
-    def __init__(self, work, scan=None, remember=None, warn=None):
+    def __init__(self, work, scan=None, remember=None, warn=None, read=None):
         self._work, self._scan, self._remember, self._warn = work, scan, remember, warn
+        self._read = read
         self.running = hasattr(work, "result")  # a Future
+        self.stored = None  # ([seq], matrix): the stored vectors read while the worker ran
         self._done: tuple[bytes | None, list[int] | None] | None = None
 
-    def result(self) -> tuple[bytes | None, list[int] | None]:
+    def result(self, others: list[int] | None = None) -> tuple[bytes | None, list[int] | None]:
         """(the question's vector, its candidates), on the calling thread; (None, None) when
         there is nothing to embed or the model fails here (logged once: the search stays
-        lexical). A worker's exception is raised here, as it would have been in line."""
+        lexical). A worker's exception is raised here, as it would have been in line.
+        ``others``: facts whose stored vectors ``nearest`` will read too (the lexical leg's),
+        read into ``stored`` while the worker runs."""
         if self._done is not None:
             return self._done
+        if others and self.running and self._read is not None and not self._work.done():
+            self.stored = self._read(others)
         work, candidates = self._work, None
         if work is None:
             blob, error = None, None
