@@ -51,7 +51,7 @@ class MiniLM:
     threads = 0  # onnxruntime's intra-op threads for new sessions; 0: its default (one a core)
     # a search's question: its own session on this many threads (0: the session above), as
     # search.run embeds it on a worker thread while the calling thread runs the lexical leg
-    question_threads = 0
+    question_threads = 1
     _parts = None  # (numpy, onnxruntime, model path, tokenizer): imported and checked once
     _loaded = None  # (numpy, the optimized session, tokenizer)
     _questions = None  # the same, for questions, when ``question_threads`` asks for its own
@@ -64,16 +64,24 @@ class MiniLM:
         cls._lock = threading.Lock()  # another thread of the parent may have been loading
 
     @classmethod
-    def load(cls, question: bool = False):
-        """(numpy, onnxruntime session, tokenizer): the optimized session, made once per
-        process; but a process that asks first for a ``question`` gets a quick session for it.
+    def load(cls, question: bool = False, texts: int = 1):
+        """(numpy, onnxruntime session, tokenizer) for ``texts`` texts (``question``: a
+        search's): the optimized session, made once per process; but a process that asks first
+        for a ``question`` gets a quick session for it.
 
         The quick session has no constant folding: it starts in about 45 ms of CPU instead of
         170 and runs a question in about 50 ms instead of 5 (the int8 weights are turned into
         floats at each run, not once), so a command that embeds one question (a hook's
         ``slotmem context``) pays about 100 ms instead of 175. It is not kept: the next call makes the optimized
         one. Its vectors differ from the optimized session's by about 2e-6 per component, which
-        is why only questions use it: a stored vector always comes from the optimized one."""
+        is why only questions use it: a stored vector always comes from the optimized one.
+
+        With ``question_threads``, questions get an optimized session of their own on that many
+        threads (search.run embeds them on a worker thread while its calling thread works), and
+        so does a write of at most ``RUN_SIZE`` texts when the process has made no other; but a
+        process that made the other one first asks its questions of it: one session per process
+        (each holds about 110 MB), unless a large batch follows questions. Their vectors are the
+        same bit for bit (onnxruntime splits each product across threads, not its sums)."""
         with cls._lock:
             if cls._failed is not None:
                 raise cls._failed
@@ -85,7 +93,11 @@ class MiniLM:
                 raise
             numpy, onnxruntime, path, tokenizer = cls._parts
             first, cls._embedded = not cls._embedded, True
-            own = question and cls.question_threads not in (0, cls.threads)
+            own = cls.question_threads not in (0, cls.threads)
+            if own and question and cls._questions is None and cls._loaded is not None:
+                own = False  # the process has a session: no second one for questions
+            elif not question and (texts > RUN_SIZE or cls._questions is None or cls._loaded):
+                own = False  # facts: the questions' session only when it is the process's one
             if (cls._questions if own else cls._loaded) is None and first and question:
                 threads = cls.question_threads if own else cls.threads
                 return numpy, _session(onnxruntime, path, quick=True, threads=threads), tokenizer
@@ -121,7 +133,7 @@ class MiniLM:
         self, items: Iterable[str | bytes], *, key: str | None = None, question: bool = False
     ) -> Iterator[list[float]]:
         texts = [item if isinstance(item, str) else item.decode() for item in items]
-        np, session, tokenizer = self.load(question)
+        np, session, tokenizer = self.load(question, len(texts))
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vectors: list = [None] * len(texts)
         for start in range(0, len(order), RUN_SIZE):
