@@ -5,6 +5,7 @@ caller; inside a write transaction the vector leg still sees the transaction's w
 
 import logging
 import threading
+from typing import ClassVar
 
 import llm
 import pytest
@@ -18,7 +19,7 @@ class AskedVectors(WordVectors):
     """test_hybrid_share's model under its own id, noting the threads that embed questions."""
 
     model_id = "fake-words-ask"
-    threads: list[str] = []
+    threads: ClassVar[list[str]] = []
     fail = False
 
     def embed_batch(self, items):
@@ -129,7 +130,7 @@ def test_a_search_inside_a_write_transaction_sees_its_writes(mem):
         seq = mem.conn.execute("SELECT seq FROM memory_facts WHERE key = 'fresh.one'").fetchone()
         question = mem.semantic.ask(text, ["user"], 16)
         assert question.running  # the question is embedded on the worker, even here
-        blob, candidates = question.result()
+        _, candidates = question.result()
         assert seq[0] in candidates  # from vec0, on the transaction's connection
         asked = every_hit(mem, concurrent=True)
         assert asked == every_hit(mem, concurrent=False)

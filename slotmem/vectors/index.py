@@ -25,13 +25,10 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from ..storage import forks
+from ..storage.workers import Worker
 from . import codec, scan, simhash
-
-if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
 
 VEC_TABLE = "memory_vec"
 MAX_K = 4096  # sqlite-vec's limit on k
@@ -63,7 +60,7 @@ class VectorIndex:
         self.helper = helper
         self.in_memory = in_memory  # False: every search scans vec0 (the benchmark's "before")
         self._lock = threading.Lock()
-        self._pool: tuple[int, ThreadPoolExecutor] | None = None  # (pid, pool): see _scan
+        self._pool: tuple[int, Worker] | None = None  # (pid, pool): see _scan
         self._signatures: scan.Signatures | None = None
         self._waited = 0  # searches that scanned vec0 since the copy went stale: see signatures
         self._seen = threading.local()  # this thread's connection, and what it last saw
@@ -216,11 +213,9 @@ class VectorIndex:
             return run(scans)
         with self._lock:
             if self._pool is None or self._pool[0] != os.getpid():  # a fork has no threads
-                from concurrent.futures import ThreadPoolExecutor  # a lexical search needs none
-
-                self._pool = os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="slotmem-scan")
+                self._pool = os.getpid(), Worker("slotmem-scan")
             pool = self._pool[1]
-        other = pool.submit(run, scans[1::2])
+        other = pool.submit(lambda: run(scans[1::2]))
         return run(scans[::2]) + other.result()
 
     def close(self) -> None:

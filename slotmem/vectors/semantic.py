@@ -22,10 +22,9 @@ from ..records import Fact
 from ..safety import embedding as scan_embedding
 from ..storage import forks
 from ..storage.db import Connections, transaction
+from ..storage.workers import Job, Worker
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
-
     from .index import VectorIndex
 
 
@@ -95,7 +94,7 @@ class Semantic:
         self._lock = threading.Lock()
         self._checked = 0  # every fact up to this seq has a vector of the file's model
         self._refs: dict[tuple[str, int], int] = {}  # (model, dimensions) -> its row's id
-        self._pool: tuple[int, ThreadPoolExecutor] | None = None  # (pid, pool): see ask
+        self._pool: tuple[int, Worker] | None = None  # (pid, its worker): see ask
         forks.register(self._after_fork)
 
     def _after_fork(self) -> None:
@@ -415,13 +414,11 @@ class Semantic:
         """The candidates from vec0, on this thread's connection (a transaction's writes)."""
         return self.index.scanned(blob, slots, k)
 
-    def _worker(self):
-        """The worker thread's pool (made again in a forked child, which has no threads)."""
+    def _worker(self) -> Worker:
+        """The worker thread (made again in a forked child, which has none of its parent's)."""
         with self._lock:
             if self._pool is None or self._pool[0] != os.getpid():
-                from concurrent.futures import ThreadPoolExecutor  # a lexical search needs none
-
-                self._pool = os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="slotmem-ask")
+                self._pool = os.getpid(), Worker("slotmem-ask")
             return self._pool[1]
 
     def _warn_once(self, message: str) -> None:
@@ -562,7 +559,7 @@ def _embedded(model, text: str, dimensions: int | None) -> tuple[bytes | None, s
 
 class Question:
     """A search's question under way (``Semantic.ask``): ``result()`` waits for its vector
-    and its candidates. ``running``: on a worker thread now. ``work``: a Future of (vector,
+    and its candidates. ``running``: on a worker thread now. ``work``: a worker's Job of (vector,
     error, candidates or None), a function giving (vector, error), or (vector, error) known;
     ``scan``: the candidates of a vector, on the calling thread; ``remember``: called with a
     vector computed without error; ``warn``: with the one line saying why there is none."""
@@ -570,7 +567,7 @@ class Question:
     def __init__(self, work, scan=None, remember=None, warn=None, read=None):
         self._work, self._scan, self._remember, self._warn = work, scan, remember, warn
         self._read = read
-        self.running = hasattr(work, "result")  # a Future
+        self.running = isinstance(work, Job)
         self.stored = None  # ([seq], matrix): the stored vectors read while the worker ran
         self._done: tuple[bytes | None, list[int] | None] | None = None
 
