@@ -3,9 +3,16 @@
 
 The lexical leg scores matched terms as present (tf = 1), without bm25: the fusion reads a
 candidate's coverage, not its bm25 score, and bm25 on a ``detail=none`` index re-reads each
-matched fact's text. The question is embedded first, in line: onnxruntime already uses every
-core, so embedding it on a worker thread while the lexical leg runs gains nothing on a small
-machine.
+matched fact's text.
+
+The legs run at once (``search._hybrid``): the question is embedded, on one onnxruntime thread,
+and the signatures scanned for its candidates on a worker thread (``VectorLeg.ask``; onnxruntime
+and numpy let go of the GIL), while the calling thread plans, runs the lexical leg (SQLite lets
+go of it inside each step), reads the stored vectors of the lexical candidates and stems their
+keys; then this module reads the vector leg's other candidates and fuses the two. Each part
+computes what it computed in line (a fact's distance does not depend on the facts read with
+it), so the hits are the same (tests/test_hybrid_ask.py). The search by words alone, which
+``search.monotone`` holds the hits to, needs them (``bound.py``), so it runs after.
 """
 
 from __future__ import annotations
