@@ -321,19 +321,21 @@ def compare_scans(store: Store, queries: dict[str, list[str]], rounds: int = 2, 
         )
 
 
-ASKS = {  # --ask: how a hybrid search embeds its question (name: concurrent, question threads)
-    "in line (before)": (False, 0),
-    "worker, 1 thread": (True, 1),
-    "worker, shared session": (True, 0),
+ASKS = {  # --ask: how a hybrid search embeds its question (concurrent, question threads, share)
+    "in line (before)": (False, 0, True),
+    "worker, 1 thread": (True, 1, True),
+    "worker, 1 thread, scan unshared": (True, 1, False),
+    "worker, session of 2 threads": (True, 0, True),
 }
 
 
 def compare_asks(store: Store, queries: dict[str, list[str]], rounds: int = 2) -> None:
     """Hybrid search with the question embedded in line before the lexical leg (as before) and
     on a worker thread while the lexical leg runs (``Semantic.ask``), on onnxruntime's one
-    thread (a session of its own) or on the session that embeds facts (one thread a core),
-    alternated question by question, each embedded afresh; wall and CPU time (every thread's),
-    and whether every search gave the same hits (ids, scores, relevance, in order)."""
+    thread (a session of its own; the calling thread joining in the worker's signature scan
+    once its part is done, or not) or on a session of one thread a core, alternated question
+    by question, each embedded afresh; wall and CPU time (every thread's), and whether every
+    search gave the same hits (ids, scores, relevance, in order)."""
     from slotmem.vectors import semantic
 
     semantic_leg, model = store.semantic, embedders.MiniLM
@@ -343,9 +345,11 @@ def compare_asks(store: Store, queries: dict[str, list[str]], rounds: int = 2) -
     same = total = 0
 
     def use(name: str) -> None:
-        semantic.CONCURRENT, model.question_threads = ASKS[name]
+        semantic.CONCURRENT, model.question_threads, semantic.SHARE_SCAN = ASKS[name]
 
-    for name in ASKS:  # each way's session made, and warm, before timing
+    # each way's session made, and warm, before timing: the questions' own first (a process
+    # that has a session asks its questions of it: embedders.MiniLM.load)
+    for name in sorted(ASKS, key=lambda name: ASKS[name][1] != 1):
         use(name)
         for text in queries["sentence"][:5]:
             semantic_leg.forget_query_vectors()

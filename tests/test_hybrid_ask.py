@@ -91,7 +91,7 @@ def test_an_exception_in_the_worker_reaches_the_caller(mem, monkeypatch):
     def broken(*args, **kwargs):
         raise ValueError("the scan broke")
 
-    monkeypatch.setattr(scan.Signatures, "candidates", broken)
+    monkeypatch.setattr(scan, "_nearest", broken)  # a task of the scan the two threads share
     for concurrent in (True, False):
         semantic.CONCURRENT = concurrent
         mem.semantic.forget_query_vectors()

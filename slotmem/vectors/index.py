@@ -125,17 +125,18 @@ class VectorIndex:
         slot, spread evenly over the shards."""
         scanner = self.scanner(slots, k)
         if scanner is not None:
-            return scanner(blob)
+            return scanner(blob).run()
         return self.scanned(blob, slots, k)
 
     def _per_shard(self, k: int) -> int:
         k = max(1, min(int(k), MAX_K))
         return min(-(-max(k, simhash.CANDIDATES) // self.shards), MAX_K)
 
-    def scanner(self, slots: list[str] | None, k: int) -> Callable[[bytes], list[int]] | None:
+    def scanner(self, slots: list[str] | None, k: int) -> Callable[[bytes], scan.Scan] | None:
         """``candidates`` from the signatures in memory, as a function of the question's vector
-        that reads no SQL (any thread may call it: it is numpy's work alone); None when this
-        search must scan vec0 (``scanned``): inside a transaction, or while the copy is stale."""
+        that reads no SQL and gives the scan to run (``scan.Scan``: any threads may share it,
+        as it is numpy's work alone); None when this search must scan vec0 (``scanned``):
+        inside a transaction, or while the copy is stale."""
         conn = self.connection()
         if not self.in_memory or conn.in_transaction:  # a transaction's writes are in vec0
             return None
@@ -145,11 +146,11 @@ class VectorIndex:
         per_shard, shards = self._per_shard(k), self.shards
         slots = list(slots) if slots else None
 
-        def scan(blob: bytes) -> list[int]:
+        def scanning(blob: bytes) -> scan.Scan:
             [signature] = simhash.signatures([blob], len(blob) // 4)
-            return signatures.candidates(signature, slots, per_shard, shards)
+            return signatures.scan(signature, slots, per_shard, shards)
 
-        return scan
+        return scanning
 
     def scanned(self, blob: bytes, slots: list[str] | None, k: int) -> list[int]:
         """``candidates`` from vec0's own scans, on this thread's connection."""

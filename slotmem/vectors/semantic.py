@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 RECENT_QUERIES = 64  # query vectors remembered (oldest out first)
 MAX_QUERY_CHARS = 4000
 CONCURRENT = True  # False: a search's question is embedded on its calling thread (tests compare)
+SHARE_SCAN = True  # False: the calling thread waits for the worker's scan instead of joining in
 BACKFILL = 32  # facts without a vector embedded, at most, before a search (see ``backfill``)
 NO_VECTOR = (
     "facts written here get no vector ({reason}); semantic search is on for this file, so "
@@ -392,7 +393,7 @@ class Semantic:
             return Question((None, str(e)), warn=self._warn_once)
         key = (model.model_id, text)
         scanner = self.index.scanner(slots, k)
-        scan = scanner or functools.partial(self._scanned, slots=slots, k=k)
+        scan = functools.partial(self._scanned, slots=slots, k=k, scanner=scanner)
         if key in self._queries:  # embedded already: nothing to wait for
             return Question((self._queries[key], None), scan)
         remember = functools.partial(self._remember, key)
@@ -401,17 +402,26 @@ class Semantic:
             later = functools.partial(_embedded, model, text, dimensions)
             return Question(later, scan, remember, self._warn_once)
 
+        scanning = Scanning()
+
         def work():
-            blob, error = _embedded(model, text, dimensions)
-            if blob is None or scanner is None:
-                return blob, error, None
-            return blob, error, scanner(blob)
+            try:
+                blob, error = _embedded(model, text, dimensions)
+                if blob is None or scanner is None:
+                    return blob, error, None
+                scanning.scan = scanner(blob)
+            finally:
+                scanning.started.set()
+            return blob, error, scanning.scan.run()  # the calling thread joins in
 
-        future = self._worker().submit(work)
-        return Question(future, scan, remember, self._warn_once, self._matrix)
+        job = self._worker().submit(work)
+        return Question(job, scan, remember, self._warn_once, self._matrix, scanning)
 
-    def _scanned(self, blob: bytes, *, slots: list[str] | None, k: int) -> list[int]:
-        """The candidates from vec0, on this thread's connection (a transaction's writes)."""
+    def _scanned(self, blob: bytes, *, slots: list[str] | None, k: int, scanner) -> list[int]:
+        """The candidates: from the signatures in memory (``scanner``), or from vec0 on this
+        thread's connection (a transaction's writes)."""
+        if scanner is not None:
+            return scanner(blob).run()
         return self.index.scanned(blob, slots, k)
 
     def _worker(self) -> Worker:
@@ -557,6 +567,14 @@ def _embedded(model, text: str, dimensions: int | None) -> tuple[bytes | None, s
     return blob, None
 
 
+class Scanning:
+    """The scan a worker started for a question (None: none), once ``started`` is set."""
+
+    def __init__(self):
+        self.started = threading.Event()
+        self.scan = None
+
+
 class Question:
     """A search's question under way (``Semantic.ask``): ``result()`` waits for its vector
     and its candidates. ``running``: on a worker thread now. ``work``: a worker's Job of (vector,
@@ -564,9 +582,9 @@ class Question:
     ``scan``: the candidates of a vector, on the calling thread; ``remember``: called with a
     vector computed without error; ``warn``: with the one line saying why there is none."""
 
-    def __init__(self, work, scan=None, remember=None, warn=None, read=None):
+    def __init__(self, work, scan=None, remember=None, warn=None, read=None, scanning=None):
         self._work, self._scan, self._remember, self._warn = work, scan, remember, warn
-        self._read = read
+        self._read, self._scanning = read, scanning
         self.running = isinstance(work, Job)
         self.stored = None  # ([seq], matrix): the stored vectors read while the worker ran
         self._done: tuple[bytes | None, list[int] | None] | None = None
@@ -585,6 +603,11 @@ class Question:
         if work is None:
             blob, error = None, None
         elif self.running:
+            scanning = self._scanning
+            if scanning is not None and SHARE_SCAN:  # its own part done: it joins the scan
+                scanning.started.wait()
+                if scanning.scan is not None:
+                    scanning.scan.help()
             blob, error, candidates = work.result()
         elif callable(work):
             blob, error = work()
