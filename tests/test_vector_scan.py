@@ -289,8 +289,8 @@ def test_a_task_that_fails_fails_every_thread_sharing_the_scan(monkeypatch):
         def helping(shared=shared, raised=raised):
             try:
                 shared.help()
-            except ValueError as e:
-                raised.append(e)
+            except ValueError as failure:
+                raised.append(failure)
 
         helper = threading.Thread(target=helping)
         helper.start()
@@ -298,5 +298,5 @@ def test_a_task_that_fails_fails_every_thread_sharing_the_scan(monkeypatch):
             shared.run()
         helper.join(60)
         assert not helper.is_alive()
-        assert all(str(e) == "the count broke" for e in raised)
+        assert all(str(failure) == "the count broke" for failure in raised)
     assert calls
