@@ -298,5 +298,5 @@ def test_a_task_that_fails_fails_every_thread_sharing_the_scan(monkeypatch):
             shared.run()
         helper.join(60)
         assert not helper.is_alive()
-        assert all(str(failure) == "the count broke" for failure in raised)
+        assert all(str(each) == "the count broke" for each in raised)
     assert calls
