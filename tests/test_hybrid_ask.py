@@ -175,3 +175,28 @@ def test_the_calling_thread_reads_the_lexical_candidates_vectors_meanwhile(mem, 
     assert [(h.fact.id, h.score, h.explanation) for h in hits] == [
         (h.fact.id, h.score, h.explanation) for h in again
     ]
+
+
+def test_a_search_while_the_worker_is_busy_runs_its_question_itself(mem, monkeypatch):
+    """One worker a file: a search on another thread meanwhile (a server's) does not queue
+    behind it, it embeds its question on its own thread, as before."""
+    release = threading.Event()
+    real = AskedVectors.embed_batch
+
+    def slow(self, items):
+        if threading.current_thread().name.startswith("slotmem-ask"):
+            assert release.wait(60)
+        yield from real(self, items)
+
+    monkeypatch.setattr(AskedVectors, "embed_batch", slow)
+    mem.semantic.forget_query_vectors()
+    first = mem.semantic.ask("w003 w010", None, 16)
+    assert first.running
+    second = mem.semantic.ask("w020 w030", None, 16)
+    assert not second.running  # not queued behind the first
+    blob, candidates = second.result()
+    assert blob and candidates
+    release.set()
+    assert first.result()[0]
+    third = mem.semantic.ask("w040 w050", None, 16)  # the worker is free again
+    assert third.running and third.result()[0]

@@ -27,13 +27,16 @@ class Job:
         self._value: Any = None
         self._error: BaseException | None = None
 
-    def run(self) -> None:
+    def run(self, ended: Callable[[], None] | None = None) -> None:
+        """Call the function; then ``ended()``, before ``result()`` returns in the caller."""
         try:
             self._value = self._function()
         except BaseException as e:  # noqa: BLE001 - raised again in the caller, by result()
             self._error = e
         finally:
             self._function = None  # type: ignore[assignment]
+            if ended is not None:
+                ended()
             self._finished.set()
 
     def done(self) -> bool:
@@ -56,12 +59,18 @@ class Worker:
         self._pid = os.getpid()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._pending = 0  # calls submitted and not yet run to their end
 
-    def submit(self, function: Callable[[], Any]) -> Job:
+    def submit(self, function: Callable[[], Any], *, idle: bool = False) -> Job | None:
+        """The call under way on the thread; with ``idle``, None (and nothing done) while the
+        thread has a call to run already (the caller runs it itself rather than wait)."""
         if self._pid != os.getpid():
             raise RuntimeError("a Worker of the parent process: make a new one in a child")
         job = Job(function)
         with self._lock:
+            if idle and self._pending:
+                return None
+            self._pending += 1
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
                 self._thread.start()
@@ -70,7 +79,11 @@ class Worker:
 
     def _run(self) -> None:
         while (job := self._jobs.get()) is not None:
-            job.run()
+            job.run(self._ended)
+
+    def _ended(self) -> None:
+        with self._lock:
+            self._pending -= 1
 
     def shutdown(self) -> None:
         """Let the thread end once the jobs submitted so far have run."""

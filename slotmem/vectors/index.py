@@ -217,6 +217,7 @@ class VectorIndex:
                 self._pool = os.getpid(), Worker("slotmem-scan")
             pool = self._pool[1]
         other = pool.submit(lambda: run(scans[1::2]))
+        assert other is not None
         return run(scans[::2]) + other.result()
 
     def close(self) -> None:

@@ -380,8 +380,9 @@ class Semantic:
     def ask(self, text: str, slots: list[str] | None, k: int) -> Question:
         """A search's question under way: its vector (``query_vector``'s) and its ``k``
         candidates (``index.candidates``'), on a worker thread while the caller runs the lexical
-        leg (search.run) when this machine has a second core and the question is new; else on
-        the calling thread when the caller asks for them. The worker reads no SQL: the model,
+        leg (search.run) when this machine has a second core, the question is new and the
+        worker is free (a search on another thread meanwhile does not wait for it); else on the
+        calling thread when the caller asks for them. The worker reads no SQL: the model,
         the file's dimensions and the signatures in memory are looked up here, on the caller's
         connection (inside a write transaction the candidates come from vec0 on it, after)."""
         text = " ".join(str(text).split())[:MAX_QUERY_CHARS]
@@ -398,10 +399,9 @@ class Semantic:
             return Question((self._queries[key], None), scan)
         remember = functools.partial(self._remember, key)
         dimensions = self.dimensions()
+        later = functools.partial(_embedded, model, text, dimensions)
         if not CONCURRENT or (os.cpu_count() or 1) < 2:
-            later = functools.partial(_embedded, model, text, dimensions)
             return Question(later, scan, remember, self._warn_once)
-
         scanning = Scanning()
 
         def work():
@@ -414,7 +414,10 @@ class Semantic:
                 scanning.started.set()
             return blob, error, scanning.scan.run()  # the calling thread joins in
 
-        job = self._worker().submit(work)
+        # one worker a file: a search on another thread meanwhile runs its question itself
+        job = self._worker().submit(work, idle=True)
+        if job is None:
+            return Question(later, scan, remember, self._warn_once)
         return Question(job, scan, remember, self._warn_once, self._matrix, scanning)
 
     def _scanned(self, blob: bytes, *, slots: list[str] | None, k: int, scanner) -> list[int]:
