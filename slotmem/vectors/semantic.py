@@ -22,9 +22,9 @@ from ..records import Fact
 from ..safety import embedding as scan_embedding
 from ..storage import forks
 from ..storage.db import Connections, transaction
-from ..storage.workers import Job, Worker
 
 if TYPE_CHECKING:
+    from ..storage.workers import Worker
     from .index import VectorIndex
 
 
@@ -429,6 +429,8 @@ class Semantic:
 
     def _worker(self) -> Worker:
         """The worker thread (made again in a forked child, which has none of its parent's)."""
+        from ..storage.workers import Worker  # a lexical search needs none of it
+
         with self._lock:
             if self._pool is None or self._pool[0] != os.getpid():
                 self._pool = os.getpid(), Worker("slotmem-ask")
@@ -588,7 +590,7 @@ class Question:
     def __init__(self, work, scan=None, remember=None, warn=None, read=None, scanning=None):
         self._work, self._scan, self._remember, self._warn = work, scan, remember, warn
         self._read, self._scanning = read, scanning
-        self.running = isinstance(work, Job)
+        self.running = hasattr(work, "done")  # a worker's Job
         self.stored = None  # ([seq], matrix): the stored vectors read while the worker ran
         self._done: tuple[bytes | None, list[int] | None] | None = None
 
