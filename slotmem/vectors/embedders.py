@@ -81,7 +81,7 @@ class MiniLM:
         so does a write of at most ``RUN_SIZE`` texts when the process has made no other; but a
         process that made the other one first asks its questions of it: one session per process
         (each holds about 110 MB), unless a large batch follows questions. Their vectors are the
-        same bit for bit (onnxruntime splits each product across threads, not its sums)."""
+        same bit for bit (tests/test_default_model.py)."""
         with cls._lock:
             if cls._failed is not None:
                 raise cls._failed
