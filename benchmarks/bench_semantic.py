@@ -321,6 +321,80 @@ def compare_scans(store: Store, queries: dict[str, list[str]], rounds: int = 2, 
         )
 
 
+ASKS = {  # --ask: how a hybrid search embeds its question (concurrent, question threads, share)
+    "in line (before)": (False, 0, True),
+    "worker, 1 thread": (True, 1, True),
+    "worker, 1 thread, scan unshared": (True, 1, False),
+    "worker, session of 2 threads": (True, 0, True),
+}
+
+
+def compare_asks(store: Store, queries: dict[str, list[str]], rounds: int = 2) -> None:
+    """Hybrid search with the question embedded in line before the lexical leg (as before) and
+    on a worker thread while the lexical leg runs (``Semantic.ask``), on onnxruntime's one
+    thread (a session of its own; the calling thread joining in the worker's signature scan
+    once its part is done, or not) or on a session of one thread a core, alternated question
+    by question, each embedded afresh; wall and CPU time (every thread's), and whether every
+    search gave the same hits (ids, scores, relevance, in order)."""
+    from slotmem.vectors import semantic
+
+    semantic_leg, model = store.semantic, embedders.MiniLM
+    places = {"one slot": ["user"], "all slots": None}
+    walls: dict[tuple, list[float]] = {}
+    cpus: dict[tuple, list[float]] = {}
+    same = total = 0
+
+    def use(name: str) -> None:
+        semantic.CONCURRENT, model.question_threads, semantic.SHARE_SCAN = ASKS[name]
+
+    # each way's session made, and warm, before timing: the questions' own first (a process
+    # that has a session asks its questions of it: embedders.MiniLM.load)
+    for name in sorted(ASKS, key=lambda name: ASKS[name][1] != 1):
+        use(name)
+        for text in queries["sentence"][:5]:
+            semantic_leg.forget_query_vectors()
+            store.query_facts(text, track_access=False)
+    for round_ in range(rounds):
+        for kind, asked in queries.items():
+            for where, slots in places.items():
+                for i, text in enumerate(asked):
+                    found = set()
+                    order = list(ASKS)[i % len(ASKS) :] + list(ASKS)[: i % len(ASKS)]
+                    for name in order:
+                        use(name)
+                        semantic_leg.forget_query_vectors()
+                        start, cpu = time.perf_counter(), time.process_time()
+                        hits = store.query_facts(text, slots=slots, track_access=False)
+                        walls.setdefault((name, kind, where), []).append(
+                            time.perf_counter() - start
+                        )
+                        cpus.setdefault((name, kind, where), []).append(time.process_time() - cpu)
+                        found.add(tuple((h.fact.id, h.score, h.relevance) for h in hits))
+                    same += len(found) == 1
+                    total += 1
+    use("in line (before)")
+    names = list(ASKS)
+    print(f"{rounds} rounds alternated question by question; ms, p50 (p95)\n")
+    print(
+        "| query | slots | "
+        + " | ".join(f"{name} wall / CPU" for name in names)
+        + " | "
+        + " | ".join(f"{name} ÷ in line, wall" for name in names[1:])
+        + " |"
+    )
+    print("|---|---|" + "---|" * (2 * len(names) - 1))
+    for kind in queries:
+        for where in places:
+            wall = {name: percentiles(walls[name, kind, where]) for name in names}
+            cpu = {name: percentiles(cpus[name, kind, where]) for name in names}
+            cells = [
+                f"{wall[name][0]:.1f} ({wall[name][1]:.1f}) / {cpu[name][0]:.1f}" for name in names
+            ]
+            ratios = [f"{wall[name][0] / wall[names[0]][0]:.2f}" for name in names[1:]]
+            print(f"| {kind} | {where} | " + " | ".join(cells + ratios) + " |")
+    print(f"\nthe same hits (ids, scores, relevance, order) every way: {same} of {total} searches")
+
+
 def percentiles(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     return statistics.median(ordered) * 1000, ordered[int(len(ordered) * 0.95) - 1] * 1000
@@ -340,8 +414,30 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--threads", type=int, default=0, help="onnxruntime threads (0: one a core)"
     )
+    parser.add_argument(
+        "--question-threads",
+        type=int,
+        default=None,
+        help="onnxruntime threads of the questions' own session (0: the session above)",
+    )
+    parser.add_argument(
+        "--ask",
+        action="store_true",
+        help="the question embedded in line against on a worker thread (alternated)",
+    )
+    parser.add_argument(
+        "--in-line",
+        action="store_true",
+        help="embed each question on the calling thread, before the lexical leg (as before)",
+    )
     args = parser.parse_args(argv)
     embedders.MiniLM.threads = args.threads
+    if args.question_threads is not None:
+        embedders.MiniLM.question_threads = args.question_threads
+    if args.in_line:
+        from slotmem.vectors import semantic
+
+        semantic.CONCURRENT = False
     corpus = Corpus(words=english_words())
     with (
         tempfile.TemporaryDirectory() as tmp,
@@ -365,6 +461,9 @@ def main(argv=None) -> None:
             return
         if args.scan:
             compare_scans(store, queries)
+            return
+        if args.ask:
+            compare_asks(store, queries)
             return
         print("| vector recall@10 vs exact | one slot | all slots |\n|---|---|---|")
         print(

@@ -7,7 +7,8 @@ own (pytest's is never forked):
 SCENARIO: search (fork while a search's window is open and another thread searches), queued
 (fork while another process holds the write lock and the access thread waits for it),
 transaction (fork inside ``store.transaction()``), semantic (fork after the helper thread of the
-vector scan has run, with fake embeddings), spilled (fork inside a transaction that has written
+vector scan has run, with fake embeddings), asked (fork after a hybrid search's worker thread
+has run, while another thread searches), spilled (fork inside a transaction that has written
 pages into the WAL: the child must read, have its writes refused at once, and leave the
 parent's transaction whole), asyncio (fork after an AsyncStore's worker threads ran: the child
 awaits calls), writing (fork while another thread stays inside a write transaction past the
@@ -208,6 +209,30 @@ def scenario_semantic(store: Store, run: int, bound: float) -> str:
     return wait(fork(store, f"semantic{run}"), bound)
 
 
+def scenario_asked(store: Store, run: int, bound: float) -> str:
+    """Fork after a hybrid search's worker thread (``Semantic.ask``) has run, while another
+    thread keeps searching (its worker may be embedding at the fork): the child's searches
+    make a worker of their own."""
+    store.semantic.forget_query_vectors()
+    store.query_facts("green tea and coffee")
+    if store.semantic._pool is None:
+        raise SystemExit("the question's worker did not run")
+    stop = threading.Event()
+
+    def searching():
+        while not stop.is_set():
+            store.semantic.forget_query_vectors()
+            store.query_facts("coffee and deploy", track_access=False)
+
+    other = threading.Thread(target=searching)
+    other.start()
+    try:
+        return wait(fork(store, f"asked{run}"), bound)
+    finally:
+        stop.set()
+        other.join()
+
+
 def scenario_thread(store: Store, run: int, bound: float) -> str:
     """Fork from a thread that is not the main one while the main one searches."""
     stop, outcome = threading.Event(), []
@@ -370,7 +395,7 @@ def main() -> None:
     llm.pm.register(Plugin(), name="fake-embeddings")
     store = Store(database, create=True)
     fill(store)
-    if name == "semantic":
+    if name in ("semantic", "asked"):
         store.semantic.reindex("fake-64")
     scenario = globals()[f"scenario_{name}"]
     outcomes = [scenario(store, run, bound) for run in range(runs)]

@@ -78,22 +78,56 @@ def test_a_hybrid_context_on_the_command_line_never_imports_llm(tmp_path):
 
 @pytest.fixture
 def fresh_model(monkeypatch):
-    """MiniLM as in a new process, with the sessions it makes recorded (True: a quick one)."""
+    """MiniLM as in a new process, with the sessions it makes recorded (True: a quick one;
+    the threads asked for, when any, in ``fresh_model.threads``)."""
     from slotmem.vectors import embedders
 
     model = embedders.MiniLM
-    for name, value in (("_parts", None), ("_loaded", None), ("_failed", None)):
-        monkeypatch.setattr(model, name, value)
+    for name in ("_parts", "_loaded", "_questions", "_failed"):
+        monkeypatch.setattr(model, name, None)
     monkeypatch.setattr(model, "_embedded", False)
-    made = []
+    made = Made()
+    made.threads = []
     real = embedders._session
 
-    def recorded(onnxruntime, path, *, quick):
+    def recorded(onnxruntime, path, *, quick, threads=None):
         made.append(quick)
-        return real(onnxruntime, path, quick=quick)
+        made.threads.append(threads)
+        return real(onnxruntime, path, quick=quick, threads=threads)
 
     monkeypatch.setattr(embedders, "_session", recorded)
     return made
+
+
+class Made(list):
+    threads: list
+
+
+def test_questions_get_a_session_of_one_thread_and_small_writes_share_it(fresh_model):
+    """A process that asks first: its questions on one onnxruntime thread (search.run embeds them
+    on a worker while the calling thread works), and a write of a few facts on the same session
+    (no second 110 MB one); a large batch gets the session of one thread a core."""
+    from slotmem.vectors import embedders
+
+    model = embedders.resolve(embedders.DEFAULT_MODEL)
+    embedders.embed(model, ["when do we ship?"], question=True)  # quick, not kept
+    [asked] = embedders.embed(model, ["We deploy on Fridays."], question=True)
+    [small] = embedders.embed(model, ["We deploy on Fridays."])
+    assert fresh_model == [True, False] and fresh_model.threads == [1, 1]
+    assert small == asked  # the same vector, whichever session
+    many = embedders.embed(model, ["We deploy on Fridays."] * (embedders.RUN_SIZE + 1))
+    assert fresh_model == [True, False, False] and fresh_model.threads == [1, 1, None]
+    assert set(many) == {asked}  # bit for bit on one thread or one a core
+
+
+def test_a_process_that_embedded_facts_first_asks_its_questions_of_that_session(fresh_model):
+    from slotmem.vectors import embedders
+
+    model = embedders.resolve(embedders.DEFAULT_MODEL)
+    [fact] = embedders.embed(model, ["We deploy on Fridays."])
+    [asked] = embedders.embed(model, ["We deploy on Fridays."], question=True)
+    assert fresh_model == [False] and fresh_model.threads == [None]  # one session
+    assert asked == fact
 
 
 def test_a_first_question_runs_on_a_quick_session_and_the_rest_on_the_optimized_one(fresh_model):

@@ -33,6 +33,7 @@ SCRIPT = Path(__file__).with_name("forking.py")
         "queued",
         "transaction",
         "semantic",
+        "asked",
         "spilled",
         "asyncio",
         "writing",

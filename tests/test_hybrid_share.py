@@ -96,7 +96,7 @@ def hits(store) -> list:
     ]
 
 
-def knn_then_distances(self, blob, slots, k, others):
+def knn_then_distances(self, blob, slots, k, others, candidates=None, stored=None):
     """Semantic.nearest as a hybrid search did it before: the kNN, then the others' distances."""
     neighbours = self.knn(blob, slots, k)
     measured = dict(neighbours)

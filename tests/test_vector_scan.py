@@ -228,3 +228,75 @@ def test_a_closed_store_lets_its_signatures_go_and_reads_them_again(store):
     assert store.semantic.index._signatures is None
     assert store.semantic.knn(blob, None, 5) == expected  # a closed store reopens
     assert store.semantic.index._signatures is not None
+
+
+def synthetic_signatures(rows=40_000, seed=3):
+    """Random signatures in three slots, sorted and indexed as ``scan.load`` leaves them."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    seqs = np.arange(1, rows + 1, dtype=np.int64)
+    slot = rng.integers(0, 3, rows)
+    shard = seqs % index.SHARDS
+    order = np.lexsort((seqs, shard, slot))
+    seqs, slot, shard = seqs[order], slot[order], shard[order]
+    words = rng.integers(0, 2**63, (rows, simhash.BITS // 64), dtype=np.uint64)
+    words[rows // 2 :: 7] = words[rows // 2]  # ties at the boundaries too
+    bounds = np.searchsorted(slot, np.arange(4))
+    found = scan.Signatures(
+        seqs=seqs,
+        shards=shard,
+        words=words,
+        slots={name: (int(bounds[i]), int(bounds[i + 1])) for i, name in enumerate("abc")},
+    )
+    found.shard_rows = {s: np.flatnonzero(shard == s).astype(np.int32) for s in range(index.SHARDS)}
+    return found, words
+
+
+@pytest.mark.parametrize("slots", [["a"], ["c", "a"], None])
+def test_a_scan_two_threads_share_gives_the_candidates_one_thread_gave(slots):
+    import threading
+
+    signatures, words = synthetic_signatures()
+    for i in range(6):
+        signature = words[(i * 7919) % len(words)].tobytes()
+        alone = signatures.scan(signature, slots, 16, index.SHARDS).run()
+        shared = signatures.scan(signature, slots, 16, index.SHARDS)
+        helper = threading.Thread(target=shared.help)
+        helper.start()
+        assert shared.run() == alone
+        helper.join(60)
+        assert not helper.is_alive()
+        assert len(alone) == len(set(alone)) == 16 * index.SHARDS * len(slots or ["all"])
+
+
+def test_a_task_that_fails_fails_every_thread_sharing_the_scan(monkeypatch):
+    """A failing task ends the scan in every thread that helps (none waits for it forever)."""
+    import threading
+
+    signatures, words = synthetic_signatures(rows=5_000)
+    calls = []
+
+    def failing(distances, seqs, k):
+        calls.append(threading.current_thread().name)
+        raise ValueError("the count broke")
+
+    monkeypatch.setattr(scan, "_nearest", failing)
+    for slots in (["a"], None):
+        shared = signatures.scan(words[0].tobytes(), slots, 16, index.SHARDS)
+        raised = []
+
+        def helping(shared=shared, raised=raised):
+            try:
+                shared.help()
+            except ValueError as failure:
+                raised.append(failure)
+
+        helper = threading.Thread(target=helping)
+        helper.start()
+        with pytest.raises(ValueError, match="the count broke"):
+            shared.run()
+        helper.join(60)
+        assert not helper.is_alive()
+        assert all(str(each) == "the count broke" for each in raised)
+    assert calls

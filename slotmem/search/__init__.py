@@ -50,53 +50,62 @@ def run(
     statement); without it, facts carry no tags. Reads only: access tracking is the caller's."""
     if query.slots == ():
         return []
-    blob = None
     if vectors is not None and query.semantic and query.text.strip():
-        blob = vectors.query_vector(query.text)  # None: the model failed here; lexical only
-    budget = plan.HYBRID_BUDGET if blob is not None else None
-    chosen = plan.plan(conn, query.terms, budget, freqs) if query.terms else None
-    if blob is not None and vectors is not None:
-        from . import hybrid  # a lexical search needs none of it
-
-        # the search by words alone plans the same terms (the same snapshot) without a budget
-        alone = plan.choose(list(chosen.every), chosen.facts) if chosen is not None else None
-        if SHARED and chosen and chosen == alone and not query.explain:
-            hits = _shared(conn, query, chosen, blob, ranking, now, vectors, freqs)
-        else:
-            hits = hybrid.search(
-                conn, query, chosen, blob, ranking=ranking, now=now, vectors=vectors, freqs=freqs
-            )
-            if not _unchanged(conn, query, alone, hits, ranking, freqs):
-                hits = monotone(hits, _lexical(conn, query, alone, ranking, now, freqs), query)
-        return tagged(hits) if tagged else hits
+        hits = _hybrid(conn, query, ranking, now, vectors, freqs)
+        if hits is not None:
+            return tagged(hits) if tagged else hits
+    chosen = plan.plan(conn, query.terms, None, freqs) if query.terms else None
     hits = _lexical(conn, query, chosen, ranking, now, freqs, tags=tagged is not None)
     return tagged(hits) if tagged and query.explain else hits
 
 
-def _shared(
-    conn, query: Query, chosen, blob: bytes, ranking: Ranking, now: int, vectors, freqs
-) -> list[Hit]:
-    """A hybrid search whose two lexical searches (the hybrid leg's and the one by words alone
-    that ``monotone`` holds it to) run the same plan (no term dropped or capped, as for rare
-    words): its arms run once (``lexical.search_both``), with the hits two searches give."""
-    from . import fusion, hybrid
+def _hybrid(
+    conn, query: Query, ranking: Ranking, now: int, vectors: VectorLeg, freqs
+) -> list[Hit] | None:
+    """The hybrid hits; None when the question has no vector here (the model failed: the
+    search stays lexical). The question is embedded, and its candidates found, on a worker
+    thread (``vectors.ask``) while this one runs the lexical leg; then the two are fused here.
+    Both run what they ran in line, so the hits are the same (tests/test_hybrid_ask.py)."""
+    from . import fusion, hybrid  # a lexical search needs none of it
 
-    total = relevance.query_mass(chosen, query.terms, ranking)
-    present, scored = lexical.search_both(
-        conn,
-        chosen,
-        ranking,
-        slots=list(query.slots) if query.slots else None,
-        depth=fusion.DEPTH,
-        limit=query.limit,
-        now=now,
-        min_score=query.min_score,
-        min_relevance=query.min_relevance,
-        total=total,
-        since=query.since,
-        until=query.until,
-        tags=query.tags,
-    )
+    slots = list(query.slots) if query.slots else None
+    question = vectors.ask(query.text, slots, fusion.DEPTH)
+    if not question.running and question.result()[0] is None:
+        return None
+    chosen = plan.plan(conn, query.terms, plan.HYBRID_BUDGET, freqs) if query.terms else None
+    # the search by words alone plans the same terms (the same snapshot) without a budget
+    alone = plan.choose(list(chosen.every), chosen.facts) if chosen is not None else None
+    shared = SHARED and chosen and chosen == alone and not query.explain
+    scored: list = []
+    total = 0.0
+    if shared and chosen:
+        # its two lexical searches (the hybrid leg's and the one by words alone that
+        # ``monotone`` holds it to) run the same plan (no term dropped or capped, as for rare
+        # words): their arms run once (``lexical.search_both``), with the hits two would give
+        total = relevance.query_mass(chosen, query.terms, ranking)
+        rows, scored = lexical.search_both(
+            conn,
+            chosen,
+            ranking,
+            slots=slots,
+            depth=fusion.DEPTH,
+            limit=query.limit,
+            now=now,
+            min_score=query.min_score,
+            min_relevance=query.min_relevance,
+            total=total,
+            since=query.since,
+            until=query.until,
+            tags=query.tags,
+        )
+    else:
+        rows = hybrid.by_words(conn, query, chosen, ranking, now)
+    if question.running:  # while the worker embeds: the lexical leg's keys' stems (remembered)
+        for row in rows:
+            relevance.key_stems(row["key"])
+    blob, candidates = question.result([row["seq"] for row in rows])
+    if blob is None:
+        return None
     hits = hybrid.search(
         conn,
         query,
@@ -106,9 +115,15 @@ def _shared(
         now=now,
         vectors=vectors,
         freqs=freqs,
-        rows=present,
+        rows=rows,
+        candidates=candidates,
+        stored=question.stored,
     )
-    return monotone(hits, _hits(conn, query, chosen, ranking, scored, total, freqs), query)
+    if shared:
+        return monotone(hits, _hits(conn, query, chosen, ranking, scored, total, freqs), query)
+    if not _unchanged(conn, query, alone, hits, ranking, freqs):
+        hits = monotone(hits, _lexical(conn, query, alone, ranking, now, freqs), query)
+    return hits
 
 
 def _unchanged(conn, query: Query, alone, hits: list[Hit], ranking: Ranking, freqs) -> bool:

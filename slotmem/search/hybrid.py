@@ -3,9 +3,16 @@
 
 The lexical leg scores matched terms as present (tf = 1), without bm25: the fusion reads a
 candidate's coverage, not its bm25 score, and bm25 on a ``detail=none`` index re-reads each
-matched fact's text. The question is embedded first, in line: onnxruntime already uses every
-core, so embedding it on a worker thread while the lexical leg runs gains nothing on a small
-machine.
+matched fact's text.
+
+The legs run at once (``search._hybrid``): the question is embedded, on one onnxruntime thread,
+and the signatures scanned for its candidates on a worker thread (``VectorLeg.ask``; onnxruntime
+and numpy let go of the GIL), while the calling thread plans, runs the lexical leg (SQLite lets
+go of it inside each step), reads the stored vectors of the lexical candidates and stems their
+keys; then this module reads the vector leg's other candidates and fuses the two. Each part
+computes what it computed in line (a fact's distance does not depend on the facts read with
+it), so the hits are the same (tests/test_hybrid_ask.py). The search by words alone, which
+``search.monotone`` holds the hits to, needs them (``bound.py``), so it runs after.
 """
 
 from __future__ import annotations
@@ -19,17 +26,34 @@ from .plan import WORDS, DocFreqs, Plan, indexed_rows
 from .query import Query
 
 
+class Question(Protocol):
+    """A search's question under way (``VectorLeg.ask``)."""
+
+    running: bool  # on another thread now
+    stored: object  # what ``result`` read of ``others`` (for ``VectorLeg.nearest``)
+
+    def result(self, others: list[int] | None = None) -> tuple[bytes | None, list[int] | None]: ...
+
+
 class VectorLeg(Protocol):
     """What hybrid search needs of the vector index (slotmem.vectors.Semantic has it)."""
 
     def query_vector(self, text: str) -> bytes | None: ...
+
+    def ask(self, text: str, slots: list[str] | None, k: int) -> Question: ...
 
     def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]: ...
 
     def distances(self, blob: bytes, seqs: list[int]) -> dict[int, float]: ...
 
     def nearest(
-        self, blob: bytes, slots: list[str] | None, k: int, others: list[int]
+        self,
+        blob: bytes,
+        slots: list[str] | None,
+        k: int,
+        others: list[int],
+        candidates: list[int] | None = None,
+        stored=None,
     ) -> tuple[list[tuple[int, float]], dict[int, float]]: ...
 
 
@@ -44,29 +68,22 @@ def search(
     vectors: VectorLeg,
     freqs: DocFreqs | None = None,
     rows: list | None = None,
+    candidates: list[int] | None = None,
+    stored=None,
 ) -> list[Hit]:
     """Both legs' best ``fusion.DEPTH`` candidates for the query (``plan``: its lexical terms,
     None when none can match; ``blob``: its vector), fused, best first. ``rows``: the lexical
-    leg's candidates found already (``lexical.search_both``)."""
+    leg's candidates found already (``by_words``, or ``lexical.search_both``); ``candidates``:
+    the vector index's (``VectorLeg.ask``), None: found here; ``stored``: stored vectors read
+    already (``Question.stored``)."""
     slots = list(query.slots) if query.slots else None
-    if rows is None and plan:
-        rows = lexical.search(
-            conn,
-            plan,
-            ranking,
-            slots=slots,
-            limit=fusion.DEPTH,
-            now=now,
-            explain=query.explain,
-            tf=False,
-            since=query.since,
-            until=query.until,
-            tags=query.tags,
-        )
-    rows = rows or []
+    if rows is None:
+        rows = by_words(conn, query, plan, ranking, now)
     facts = {row["seq"]: row for row in rows}
     # the vector leg's neighbours and the lexical candidates' distances, one read of the vectors
-    neighbours, measured = vectors.nearest(blob, slots, fusion.DEPTH, list(facts))
+    neighbours, measured = vectors.nearest(
+        blob, slots, fusion.DEPTH, list(facts), candidates, stored
+    )
     distance = dict(neighbours)
     distance.update((seq, measured[seq]) for seq in facts if seq in measured)
     others = [seq for seq, _ in neighbours if seq not in facts]
@@ -79,6 +96,25 @@ def search(
         plan.facts if plan is not None else indexed_rows(conn, WORDS),
     )
     return fused_hits(query, plan, rows, neighbours, distance, facts, keys, ranking)
+
+
+def by_words(conn, query: Query, plan: Plan | None, ranking: Ranking, now: int) -> list:
+    """The lexical leg's best ``fusion.DEPTH`` candidates, its terms scored as present."""
+    if not plan:
+        return []
+    return lexical.search(
+        conn,
+        plan,
+        ranking,
+        slots=list(query.slots) if query.slots else None,
+        limit=fusion.DEPTH,
+        now=now,
+        explain=query.explain,
+        tf=False,
+        since=query.since,
+        until=query.until,
+        tags=query.tags,
+    )
 
 
 def fused_hits(

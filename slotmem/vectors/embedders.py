@@ -49,8 +49,12 @@ class MiniLM:
     model_id = DEFAULT_MODEL
     batch_size = 256
     threads = 0  # onnxruntime's intra-op threads for new sessions; 0: its default (one a core)
+    # a search's question: its own session on this many threads (0: the session above), as
+    # search.run embeds it on a worker thread while the calling thread runs the lexical leg
+    question_threads = 1
     _parts = None  # (numpy, onnxruntime, model path, tokenizer): imported and checked once
     _loaded = None  # (numpy, the optimized session, tokenizer)
+    _questions = None  # the same, for questions, when ``question_threads`` asks for its own
     _embedded = False  # this process has asked for a session before
     _failed: ModelUnavailable | None = None  # what is not installed does not appear mid-process
     _lock = threading.Lock()
@@ -60,16 +64,24 @@ class MiniLM:
         cls._lock = threading.Lock()  # another thread of the parent may have been loading
 
     @classmethod
-    def load(cls, question: bool = False):
-        """(numpy, onnxruntime session, tokenizer): the optimized session, made once per
-        process; but a process that asks first for a ``question`` gets a quick session for it.
+    def load(cls, question: bool = False, texts: int = 1):
+        """(numpy, onnxruntime session, tokenizer) for ``texts`` texts (``question``: a
+        search's): the optimized session, made once per process; but a process that asks first
+        for a ``question`` gets a quick session for it.
 
         The quick session has no constant folding: it starts in about 45 ms of CPU instead of
         170 and runs a question in about 50 ms instead of 5 (the int8 weights are turned into
         floats at each run, not once), so a command that embeds one question (a hook's
         ``slotmem context``) pays about 100 ms instead of 175. It is not kept: the next call makes the optimized
         one. Its vectors differ from the optimized session's by about 2e-6 per component, which
-        is why only questions use it: a stored vector always comes from the optimized one."""
+        is why only questions use it: a stored vector always comes from the optimized one.
+
+        With ``question_threads``, questions get an optimized session of their own on that many
+        threads (search.run embeds them on a worker thread while its calling thread works), and
+        so does a write of at most ``RUN_SIZE`` texts when the process has made no other; but a
+        process that made the other one first asks its questions of it: one session per process
+        (each holds about 110 MB), unless a large batch follows questions. Their vectors are the
+        same bit for bit (tests/test_default_model.py)."""
         with cls._lock:
             if cls._failed is not None:
                 raise cls._failed
@@ -81,8 +93,19 @@ class MiniLM:
                 raise
             numpy, onnxruntime, path, tokenizer = cls._parts
             first, cls._embedded = not cls._embedded, True
-            if cls._loaded is None and first and question:
-                return numpy, _session(onnxruntime, path, quick=True), tokenizer
+            own = cls.question_threads not in (0, cls.threads)
+            if own and question and cls._questions is None and cls._loaded is not None:
+                own = False  # the process has a session: no second one for questions
+            elif not question and (texts > RUN_SIZE or cls._questions is None or cls._loaded):
+                own = False  # facts: the questions' session only when it is the process's one
+            if (cls._questions if own else cls._loaded) is None and first and question:
+                threads = cls.question_threads if own else cls.threads
+                return numpy, _session(onnxruntime, path, quick=True, threads=threads), tokenizer
+            if own:
+                if cls._questions is None:
+                    session = _session(onnxruntime, path, quick=False, threads=cls.question_threads)
+                    cls._questions = (numpy, session, tokenizer)
+                return cls._questions
             if cls._loaded is None:
                 cls._loaded = (numpy, _session(onnxruntime, path, quick=False), tokenizer)
         return cls._loaded
@@ -110,7 +133,7 @@ class MiniLM:
         self, items: Iterable[str | bytes], *, key: str | None = None, question: bool = False
     ) -> Iterator[list[float]]:
         texts = [item if isinstance(item, str) else item.decode() for item in items]
-        np, session, tokenizer = self.load(question)
+        np, session, tokenizer = self.load(question, len(texts))
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vectors: list = [None] * len(texts)
         for start in range(0, len(order), RUN_SIZE):
@@ -140,15 +163,17 @@ class MiniLM:
 forks.at_fork(MiniLM.after_fork)
 
 
-def _session(onnxruntime, path, *, quick: bool):
-    """An onnxruntime session of the checked model file (``quick``: see MiniLM.load)."""
+def _session(onnxruntime, path, *, quick: bool, threads: int | None = None):
+    """An onnxruntime session of the checked model file (``quick``: see MiniLM.load) on
+    ``threads`` intra-op threads (None: MiniLM.threads; 0: one a core)."""
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # errors only
     # no spinning: idle onnxruntime threads would keep a core busy after each query,
     # slowing the SQLite work that follows it in a hybrid search
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    if MiniLM.threads:
-        options.intra_op_num_threads = MiniLM.threads
+    threads = MiniLM.threads if threads is None else threads
+    if threads:
+        options.intra_op_num_threads = threads
     return onnxruntime.InferenceSession(
         str(path),
         options,

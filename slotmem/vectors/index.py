@@ -25,13 +25,10 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from ..storage import forks
+from ..storage.workers import Worker
 from . import codec, scan, simhash
-
-if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
 
 VEC_TABLE = "memory_vec"
 MAX_K = 4096  # sqlite-vec's limit on k
@@ -63,7 +60,7 @@ class VectorIndex:
         self.helper = helper
         self.in_memory = in_memory  # False: every search scans vec0 (the benchmark's "before")
         self._lock = threading.Lock()
-        self._pool: tuple[int, ThreadPoolExecutor] | None = None  # (pid, pool): see _scan
+        self._pool: tuple[int, Worker] | None = None  # (pid, pool): see _scan
         self._signatures: scan.Signatures | None = None
         self._waited = 0  # searches that scanned vec0 since the copy went stale: see signatures
         self._seen = threading.local()  # this thread's connection, and what it last saw
@@ -126,18 +123,43 @@ class VectorIndex:
     def candidates(self, blob: bytes, slots: list[str] | None, k: int) -> list[int]:
         """The seqs of the nearest signatures: at least ``simhash.CANDIDATES`` (or ``k``) per
         slot, spread evenly over the shards."""
+        scanner = self.scanner(slots, k)
+        if scanner is not None:
+            return scanner(blob).run()
+        return self.scanned(blob, slots, k)
+
+    def _per_shard(self, k: int) -> int:
         k = max(1, min(int(k), MAX_K))
+        return min(-(-max(k, simhash.CANDIDATES) // self.shards), MAX_K)
+
+    def scanner(self, slots: list[str] | None, k: int) -> Callable[[bytes], scan.Scan] | None:
+        """``candidates`` from the signatures in memory, as a function of the question's vector
+        that reads no SQL and gives the scan to run (``scan.Scan``: any threads may share it,
+        as it is numpy's work alone); None when this search must scan vec0 (``scanned``):
+        inside a transaction, or while the copy is stale."""
+        conn = self.connection()
+        if not self.in_memory or conn.in_transaction:  # a transaction's writes are in vec0
+            return None
+        signatures = self.signatures(conn, patience=READ_AFTER)
+        if signatures is None:
+            return None
+        per_shard, shards = self._per_shard(k), self.shards
+        slots = list(slots) if slots else None
+
+        def scanning(blob: bytes) -> scan.Scan:
+            [signature] = simhash.signatures([blob], len(blob) // 4)
+            return signatures.scan(signature, slots, per_shard, shards)
+
+        return scanning
+
+    def scanned(self, blob: bytes, slots: list[str] | None, k: int) -> list[int]:
+        """``candidates`` from vec0's own scans, on this thread's connection."""
         [signature] = simhash.signatures([blob], len(blob) // 4)
-        per_shard = min(-(-max(k, simhash.CANDIDATES) // self.shards), MAX_K)
+        per_shard = self._per_shard(k)
         sql = (
             f"SELECT fact_seq FROM {VEC_TABLE} WHERE {simhash.VERSION} MATCH vec_bit(?) "
             "AND k = ? AND shard = ?"
         )
-        conn = self.connection()
-        if self.in_memory and not conn.in_transaction:  # a transaction's writes are in vec0
-            signatures = self.signatures(conn, patience=READ_AFTER)
-            if signatures is not None:
-                return signatures.candidates(signature, slots, per_shard, self.shards)
         partitions: list[tuple] = [(shard,) for shard in range(self.shards)]
         if slots:
             sql += " AND slot = ?"
@@ -192,11 +214,10 @@ class VectorIndex:
             return run(scans)
         with self._lock:
             if self._pool is None or self._pool[0] != os.getpid():  # a fork has no threads
-                from concurrent.futures import ThreadPoolExecutor  # a lexical search needs none
-
-                self._pool = os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="slotmem-scan")
+                self._pool = os.getpid(), Worker("slotmem-scan")
             pool = self._pool[1]
-        other = pool.submit(run, scans[1::2])
+        other = pool.submit(lambda: run(scans[1::2]))
+        assert other is not None
         return run(scans[::2]) + other.result()
 
     def close(self) -> None:

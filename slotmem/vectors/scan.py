@@ -16,6 +16,7 @@ partition gives its ``per_shard`` nearest signatures, as vec0's partition keys d
 from __future__ import annotations
 
 import functools
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,27 +57,95 @@ class Signatures:
     ) -> list[int]:
         """The seqs of the ``per_shard`` nearest signatures of every partition searched: (slot,
         shard) for each of ``slots``, or each shard across the slots."""
+        return self.scan(signature, slots, per_shard, shards).run()
+
+    def scan(self, signature: bytes, slots: list[str] | None, per_shard: int, shards: int) -> Scan:
+        """``candidates`` as tasks two threads can share (``Scan``)."""
         import numpy as np
 
         query = np.frombuffer(signature, dtype=np.uint64)
-        found: list[int] = []
         if slots:
+            tasks = []
             for slot in dict.fromkeys(slots):
                 if slot not in self.slots:
                     continue
                 start, end = self.slots[slot]
-                distances = _popcount(self.words[start:end], query)
-                shard_of = self.shards[start:end]
-                bounds = np.searchsorted(shard_of, np.arange(shards + 1))
+                bounds = np.searchsorted(self.shards[start:end], np.arange(shards + 1)) + start
                 for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-                    found += _nearest(
-                        distances[lo:hi], self.seqs[start + lo : start + hi], per_shard
-                    ).tolist()
-            return found
-        distances = _popcount(self.words, query)
-        for rows in self.shard_rows.values():  # the nearest rows of the shard, then their seqs
-            found += self.seqs[_nearest(distances[rows], rows, per_shard)].tolist()
-        return found
+                    tasks.append(functools.partial(self._partition, query, lo, hi, per_shard))
+            return Scan([tasks])
+        out = np.empty(len(self.words), dtype=np.int32)
+        counts = [
+            functools.partial(
+                _popcount, self.words[start : start + CHUNK], query, out[start : start + CHUNK]
+            )
+            for start in range(0, len(self.words), CHUNK)
+        ]
+        nearest = [  # the nearest rows of each shard, then their seqs
+            functools.partial(self._shard, out, rows, per_shard)
+            for rows in self.shard_rows.values()
+        ]
+        return Scan([counts, nearest])
+
+    def _partition(self, query, lo: int, hi: int, per_shard: int) -> list[int]:
+        distances = _popcount(self.words[lo:hi], query)
+        return _nearest(distances, self.seqs[lo:hi], per_shard).tolist()
+
+    def _shard(self, distances, rows, per_shard: int) -> list[int]:
+        return self.seqs[_nearest(distances[rows], rows, per_shard)].tolist()
+
+
+class Scan:
+    """One search's scan as small tasks in phases (each phase's after the last's are all done),
+    which any threads that call ``help`` share: each task writes only its own slot of the
+    results (or its own rows of the distances), so the candidates are the same whichever thread
+    ran which. A hybrid search's worker thread starts it and the calling thread joins in once
+    its own part is done (``Semantic.ask``); numpy lets go of the GIL in each task's counting
+    and partitioning."""
+
+    def __init__(self, phases: list[list]):
+        self._phases = phases
+        self._lock = threading.Lock()
+        self._taken = [0] * len(phases)
+        self._left = [len(tasks) for tasks in phases]
+        self._ended = [threading.Event() for _ in phases]
+        self._results: list = [None] * len(phases[-1]) if phases else []
+        self._error: BaseException | None = None
+        for phase, left in enumerate(self._left):
+            if not left:
+                self._ended[phase].set()
+
+    def help(self) -> None:
+        """Run tasks until none is left, waiting for the other threads' at each phase's end;
+        a task's exception is raised here (and in every thread that helps)."""
+        last = len(self._phases) - 1
+        for phase, tasks in enumerate(self._phases):
+            while True:
+                with self._lock:
+                    index = self._taken[phase]
+                    if index >= len(tasks) or self._error is not None:
+                        break
+                    self._taken[phase] += 1
+                try:
+                    result = tasks[index]()
+                    if phase == last:
+                        self._results[index] = result
+                except BaseException as e:  # noqa: BLE001 - raised again below, in every helper
+                    with self._lock:
+                        self._error = self._error or e
+                finally:
+                    with self._lock:
+                        self._left[phase] -= 1
+                        if not self._left[phase] or self._error is not None:
+                            self._ended[phase].set()
+            self._ended[phase].wait()
+            if self._error is not None:
+                raise self._error
+
+    def run(self) -> list[int]:
+        """The candidates, once every task has run (on this thread, or shared with others)."""
+        self.help()
+        return [seq for found in self._results for seq in found]
 
 
 def _nearest(distances, seqs, k: int):
@@ -95,12 +164,14 @@ def _nearest(distances, seqs, k: int):
 CHUNK = 8192  # rows counted at a time: their XOR and bit counts stay in the CPU's cache
 
 
-def _popcount(words, query=None):
+def _popcount(words, query=None, out=None):
     """Set bits per row of a uint64 matrix (of each row XOR ``query``), ``CHUNK`` rows at a
-    time: one pass over a million rows made 128 MB of temporaries and took 1.4 times as long."""
+    time: one pass over a million rows made 128 MB of temporaries and took 1.4 times as long.
+    ``out``: where to write them (its first rows)."""
     import numpy as np
 
-    out = np.empty(len(words), dtype=np.int32)
+    if out is None:
+        out = np.empty(len(words), dtype=np.int32)
     for start in range(0, len(words), CHUNK):
         part = words[start : start + CHUNK]
         if query is not None:

@@ -11,6 +11,7 @@ Store.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -23,11 +24,14 @@ from ..storage import forks
 from ..storage.db import Connections, transaction
 
 if TYPE_CHECKING:
+    from ..storage.workers import Worker
     from .index import VectorIndex
 
 
 RECENT_QUERIES = 64  # query vectors remembered (oldest out first)
 MAX_QUERY_CHARS = 4000
+CONCURRENT = True  # False: a search's question is embedded on its calling thread (tests compare)
+SHARE_SCAN = True  # False: the calling thread waits for the worker's scan instead of joining in
 BACKFILL = 32  # facts without a vector embedded, at most, before a search (see ``backfill``)
 NO_VECTOR = (
     "facts written here get no vector ({reason}); semantic search is on for this file, so "
@@ -91,10 +95,12 @@ class Semantic:
         self._lock = threading.Lock()
         self._checked = 0  # every fact up to this seq has a vector of the file's model
         self._refs: dict[tuple[str, int], int] = {}  # (model, dimensions) -> its row's id
+        self._pool: tuple[int, Worker] | None = None  # (pid, its worker): see ask
         forks.register(self._after_fork)
 
     def _after_fork(self) -> None:
         self._lock = threading.Lock()  # another thread of the parent may have held it
+        self._pool = None  # its thread is the parent's
 
     @functools.cached_property
     def index(self) -> VectorIndex:
@@ -355,25 +361,80 @@ class Semantic:
     def _embed_query(self, text: str) -> tuple[bytes | None, str | None]:
         try:
             model = self.model()
-            key = (model.model_id, text)  # context contributors ask each slot the same
-            if key in self._queries:
-                return self._queries[key], None
-            from . import texts
-
-            [blob] = embedders().embed(model, [texts.question(model.model_id, text)], question=True)
         except SlotmemError as e:
             return None, str(e)
-        dimensions = self.dimensions()
-        if blob is not None and len(blob) != 4 * (dimensions or 0):
-            return None, (
-                f"{model.model_id!r} gave {len(blob) // 4} dimensions here, the file's vectors "
-                f"have {dimensions}; run 'slotmem reindex'"
-            )
+        key = (model.model_id, text)  # context contributors ask each slot the same
+        if key in self._queries:
+            return self._queries[key], None
+        blob, error = _embedded(model, text, self.dimensions())
+        if error is None:
+            self._remember(key, blob)
+        return blob, error
+
+    def _remember(self, key: tuple[str, str], blob: bytes | None) -> None:
         with self._lock:
             if len(self._queries) >= RECENT_QUERIES:
                 self._queries.pop(next(iter(self._queries)))
             self._queries[key] = blob
-        return blob, None
+
+    def ask(self, text: str, slots: list[str] | None, k: int) -> Question:
+        """A search's question under way: its vector (``query_vector``'s) and its ``k``
+        candidates (``index.candidates``'), on a worker thread while the caller runs the lexical
+        leg (search.run) when this machine has a second core, the question is new and the
+        worker is free (a search on another thread meanwhile does not wait for it); else on the
+        calling thread when the caller asks for them. The worker reads no SQL: the model,
+        the file's dimensions and the signatures in memory are looked up here, on the caller's
+        connection (inside a write transaction the candidates come from vec0 on it, after)."""
+        text = " ".join(str(text).split())[:MAX_QUERY_CHARS]
+        if not text:
+            return Question(None)
+        try:
+            model = self.model()
+        except SlotmemError as e:
+            return Question((None, str(e)), warn=self._warn_once)
+        key = (model.model_id, text)
+        scanner = self.index.scanner(slots, k)
+        scan = functools.partial(self._scanned, slots=slots, k=k, scanner=scanner)
+        if key in self._queries:  # embedded already: nothing to wait for
+            return Question((self._queries[key], None), scan)
+        remember = functools.partial(self._remember, key)
+        dimensions = self.dimensions()
+        later = functools.partial(_embedded, model, text, dimensions)
+        if not CONCURRENT or (os.cpu_count() or 1) < 2:
+            return Question(later, scan, remember, self._warn_once)
+        scanning = Scanning()
+
+        def work():
+            try:
+                blob, error = _embedded(model, text, dimensions)
+                if blob is None or scanner is None:
+                    return blob, error, None
+                scanning.scan = scanner(blob)
+            finally:
+                scanning.started.set()
+            return blob, error, scanning.scan.run()  # the calling thread joins in
+
+        # one worker a file: a search on another thread meanwhile runs its question itself
+        job = self._worker().submit(work, idle=True)
+        if job is None:
+            return Question(later, scan, remember, self._warn_once)
+        return Question(job, scan, remember, self._warn_once, self._matrix, scanning)
+
+    def _scanned(self, blob: bytes, *, slots: list[str] | None, k: int, scanner) -> list[int]:
+        """The candidates: from the signatures in memory (``scanner``), or from vec0 on this
+        thread's connection (a transaction's writes)."""
+        if scanner is not None:
+            return scanner(blob).run()
+        return self.index.scanned(blob, slots, k)
+
+    def _worker(self) -> Worker:
+        """The worker thread (made again in a forked child, which has none of its parent's)."""
+        from ..storage.workers import Worker  # a lexical search needs none of it
+
+        with self._lock:
+            if self._pool is None or self._pool[0] != os.getpid():
+                self._pool = os.getpid(), Worker("slotmem-ask")
+            return self._pool[1]
 
     def _warn_once(self, message: str) -> None:
         """Log a degradation once per process, not once per search."""
@@ -400,14 +461,27 @@ class Semantic:
         return ranked[: max(1, k)]
 
     def nearest(
-        self, blob: bytes, slots: list[str] | None, k: int, others: list[int]
+        self,
+        blob: bytes,
+        slots: list[str] | None,
+        k: int,
+        others: list[int],
+        candidates: list[int] | None = None,
+        stored=None,
     ) -> tuple[list[tuple[int, float]], dict[int, float]]:
         """``knn``'s neighbours, and the distances of ``others`` as well (the lexical leg's
         facts in a hybrid search): the stored vectors of both read in one pass, where ``knn``
         then ``distances`` read them twice. The same figures: a fact's distance does not depend
-        on the facts asked with it (``distances``)."""
-        candidates = self.index.candidates(blob, slots, k)
-        measured = self.distances(blob, list(dict.fromkeys([*candidates, *others])))
+        on the facts asked with it (``distances``). ``candidates``: the index's, found already
+        (``ask``); ``stored``: some facts' stored vectors read already (``Question.stored``)."""
+        if candidates is None:
+            candidates = self.index.candidates(blob, slots, k)
+        wanted = list(dict.fromkeys([*candidates, *others]))
+        if stored is None:
+            measured = self.distances(blob, wanted)
+        else:  # some read already: the rest read now (each fact's distance is its own)
+            measured = self._cosines(blob, *stored)
+            measured.update(self.distances(blob, [seq for seq in wanted if seq not in measured]))
         pool = set(candidates)
         ranked = sorted(
             ((seq, dist) for seq, dist in measured.items() if seq in pool),
@@ -439,12 +513,16 @@ class Semantic:
         facts asked with it: each row is summed alone, in double precision (its products
         exact), where a float32 matrix product's last bits move with the matrix's shape (BLAS
         kernels), and a file's and a server's indexes hand the re-ranking different facts."""
-        import numpy as np
 
         if len(blob) != 4 * (self.dimensions() or 0):
             return {}
-        found, matrix = self._matrix(seqs)
-        if not found:
+        return self._cosines(blob, *self._matrix(seqs))
+
+    def _cosines(self, blob: bytes, found: list[int], matrix) -> dict[int, float]:
+        """``distances`` of the facts whose stored vectors were read (``_matrix``)."""
+        import numpy as np
+
+        if not found or len(blob) != 4 * (self.dimensions() or 0):
             return {}
         query = np.frombuffer(blob, dtype="<f4").astype(np.float64)
         cosines = (matrix.astype(np.float64) * query).sum(axis=1)
@@ -471,8 +549,83 @@ class Semantic:
         return [seq for seq, _ in found], codec.decode_many([v for _, v in found], dimensions)
 
     def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool and pool[0] == os.getpid():
+            pool[1].shutdown()
         if "index" in self.__dict__:  # made by a first use
             self.index.close()
+
+
+def _embedded(model, text: str, dimensions: int | None) -> tuple[bytes | None, str | None]:
+    """(the question's vector, None) or (None, why not): reads no SQL (``Semantic.ask``)."""
+    from . import texts
+
+    try:
+        [blob] = embedders().embed(model, [texts.question(model.model_id, text)], question=True)
+    except SlotmemError as e:
+        return None, str(e)
+    if blob is not None and len(blob) != 4 * (dimensions or 0):
+        return None, (
+            f"{model.model_id!r} gave {len(blob) // 4} dimensions here, the file's vectors "
+            f"have {dimensions}; run 'slotmem reindex'"
+        )
+    return blob, None
+
+
+class Scanning:
+    """The scan a worker started for a question (None: none), once ``started`` is set."""
+
+    def __init__(self):
+        self.started = threading.Event()
+        self.scan = None
+
+
+class Question:
+    """A search's question under way (``Semantic.ask``): ``result()`` waits for its vector
+    and its candidates. ``running``: on a worker thread now. ``work``: a worker's Job of (vector,
+    error, candidates or None), a function giving (vector, error), or (vector, error) known;
+    ``scan``: the candidates of a vector, on the calling thread; ``remember``: called with a
+    vector computed without error; ``warn``: with the one line saying why there is none."""
+
+    def __init__(self, work, scan=None, remember=None, warn=None, read=None, scanning=None):
+        self._work, self._scan, self._remember, self._warn = work, scan, remember, warn
+        self._read, self._scanning = read, scanning
+        self.running = hasattr(work, "done")  # a worker's Job
+        self.stored = None  # ([seq], matrix): the stored vectors read while the worker ran
+        self._done: tuple[bytes | None, list[int] | None] | None = None
+
+    def result(self, others: list[int] | None = None) -> tuple[bytes | None, list[int] | None]:
+        """(the question's vector, its candidates), on the calling thread; (None, None) when
+        there is nothing to embed or the model fails here (logged once: the search stays
+        lexical). A worker's exception is raised here, as it would have been in line.
+        ``others``: facts whose stored vectors ``nearest`` will read too (the lexical leg's),
+        read into ``stored`` while the worker runs."""
+        if self._done is not None:
+            return self._done
+        if others and self.running and self._read is not None and not self._work.done():
+            self.stored = self._read(others)
+        work, candidates = self._work, None
+        if work is None:
+            blob, error = None, None
+        elif self.running:
+            scanning = self._scanning
+            if scanning is not None and SHARE_SCAN:  # its own part done: it joins the scan
+                scanning.started.wait()
+                if scanning.scan is not None:
+                    scanning.scan.help()
+            blob, error, candidates = work.result()
+        elif callable(work):
+            blob, error = work()
+        else:
+            blob, error = work
+        if error and self._warn is not None:
+            self._warn(f"searches stay full-text: {error}")
+        elif not error and self._remember is not None:
+            self._remember(blob)
+        if blob is not None and candidates is None and self._scan is not None:
+            candidates = self._scan(blob)
+        self._done = (blob, candidates) if blob is not None else (None, None)
+        return self._done
 
 
 def scan_vectors(texts: list[str]) -> list[list[float]]:

@@ -1,0 +1,93 @@
+"""One helper thread that runs functions in turn, for a search's parts that run beside it.
+
+Not concurrent.futures' ThreadPoolExecutor: its module holds a lock of its own through every
+fork (its ``os.register_at_fork`` handler, registered when it is first imported, after
+slotmem's, so run before it), and ``submit`` takes that lock. A search on another thread that
+submitted while slotmem's handler waited for it to leave slotmem (storage/forks.py) waited for
+the fork in turn: every such fork waited its full ``QUIET_SECONDS``, and its child could not use
+the file (tests/forking.py, "asked"). A ``Worker`` holds no lock through a fork; its owner makes
+a new one in a child (which has none of its parent's threads).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+
+class Job:
+    """A function's call under way on a ``Worker``: ``result()`` waits for it."""
+
+    def __init__(self, function: Callable[[], Any]):
+        self._function = function
+        self._finished = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def run(self, ended: Callable[[], None] | None = None) -> None:
+        """Call the function; then ``ended()``, before ``result()`` returns in the caller."""
+        try:
+            self._value = self._function()
+        except BaseException as e:  # noqa: BLE001 - raised again in the caller, by result()
+            self._error = e
+        finally:
+            self._function = None  # type: ignore[assignment]
+            if ended is not None:
+                ended()
+            self._finished.set()
+
+    def done(self) -> bool:
+        return self._finished.is_set()
+
+    def result(self) -> Any:
+        """The function's value; what it raised is raised here, in the caller."""
+        self._finished.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+class Worker:
+    """A daemon thread (named ``name``), started by the first ``submit`` of this process."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._pending = 0  # calls submitted and not yet run to their end
+
+    def submit(self, function: Callable[[], Any], *, idle: bool = False) -> Job | None:
+        """The call under way on the thread; with ``idle``, None (and nothing done) while the
+        thread has a call to run already (the caller runs it itself rather than wait)."""
+        if self._pid != os.getpid():
+            raise RuntimeError("a Worker of the parent process: make a new one in a child")
+        job = Job(function)
+        with self._lock:
+            if idle and self._pending:
+                return None
+            self._pending += 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+                self._thread.start()
+        self._jobs.put(job)
+        return job
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            job.run(self._ended)
+
+    def _ended(self) -> None:
+        with self._lock:
+            self._pending -= 1
+
+    def shutdown(self) -> None:
+        """Let the thread end once the jobs submitted so far have run."""
+        with self._lock:
+            if self._thread is not None and self._pid == os.getpid():
+                self._jobs.put(None)
+                self._thread = None
