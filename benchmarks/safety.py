@@ -109,11 +109,12 @@ MORE = [
         "safety-train10.json",
         "safety-train11.json",
         "safety-train11-test.json",
+        "safety-train12.json",
     )
 ]
 SPLITS = [
     "dev", "test", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
-    "holdout8", "train10", "train11", "train11-test",
+    "holdout8", "train10", "train11", "train11-test", "train12",
 ]  # fmt: skip
 
 
