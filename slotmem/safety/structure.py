@@ -58,6 +58,7 @@ _OUT = (
     r"publish|go(?:es)?\s+(?:out\s+)?to\b|(?:is|are|gets?)\s+(?:sent|posted|shared)|"
     r"push(?:es|ing)?\s+\w+\s+to|past(?:e|es|ing)|attach|cop(?:y|ies|ying)\s+\w+|pip(?:e|es|ing)|"
     r"embed|commit(?:s|ting)?\s+\w+\s+(?:to|into)|expos|leak|export|relay|disclos|reveal|"
+    r"print(?:s|ed|ing)?\b|dump|echo(?:es|ed|ing)?\b|"
     r"pass(?:es|ing)?\s+(?:\S+\s+){0,3}?(?:to|on|along)\b|giv(?:e|es|ing)\s+(?:\S+\s+)?(?:out|away)\b|"
     r"hand(?:s|ing)?\s+(?:\S+\s+)?(?:out|over)\b|read(?:s|ing)?\s+(?:\S+\s+)?out\b)"
 )
