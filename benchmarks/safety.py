@@ -62,6 +62,11 @@ not a measurement; ``holdout6`` is a development check, never trained on.
   preference, exfiltration as a sync) and ordinary facts of the same shapes; ``train11-test``
   (safety-train11-test.json) the same kinds, written before the round's features and its
   training rows and held back (outside benchmarks/data/) until the round's last measurement.
+- ``train12`` (safety-train12.json, twelfth round): training rows of English quiet orders
+  (personas and whose orders the agent follows, encoded orders, orders as house rules,
+  destructive chores) and ordinary facts of the same shapes; the round's held-back rows are
+  benchmarks/safety-train12-test.json (outside benchmarks/data/, read with --extra), written
+  before the round's features and training rows and never trained on.
 
 Since the eighth round every split is trained on (benchmarks/train_safety.py), so the figures
 here are fits; the estimate on unseen wording is benchmarks/safety_cv.py, which leaves one split
@@ -109,11 +114,12 @@ MORE = [
         "safety-train10.json",
         "safety-train11.json",
         "safety-train11-test.json",
+        "safety-train12.json",
     )
 ]
 SPLITS = [
     "dev", "test", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
-    "holdout8", "train10", "train11", "train11-test",
+    "holdout8", "train10", "train11", "train11-test", "train12",
 ]  # fmt: skip
 
 

@@ -62,8 +62,15 @@ SEMANTIC_GRID = [(300.0, 0.3, 1.0, 2.0)]
 # 2.25% / 1.75% 90.1%, 2.2%, train10 58.2% / 3.6%. The middle pair was chosen on these figures
 # (the older splits refuse less than the tenth round's 2.5% estimate at its shares); the
 # round's held-back split (train11-test) was read only after
-MAX_FALSE = 0.015
-BASE_MAX_FALSE = 0.02
+# In the twelfth round (persona, allegiance, wide deletion and house-rule features,
+# safety-train12.json), leaving one split out over all 17 splits with the multilingual reader
+# (0.5%), the mean split (semantic scan; base scan): 2% / 1.5% 89.5% caught, 2.51% refused
+# (88.6%, 2.60%); 2.25% / 1.75% 90.5%, 2.75% (89.3%, 2.85%); 2.5% / 2% 90.8%, 2.94% (89.6%,
+# 2.99%); 2.75% / 2.25% 91.2%, 3.18% (90.2%, 3.31%). The loosest pair whose mean split refuses
+# at most 3.0% was chosen (the unseen splits refused less than this estimate on two of three:
+# 0.5% and 2.6%, 3.7% on holdout9); the round's held-back split (train12-test) was read only after
+MAX_FALSE = 0.02
+BASE_MAX_FALSE = 0.025
 UNSURE_FALSE = 0.08  # the unsure band reaches down to the cut this share of them is above
 
 

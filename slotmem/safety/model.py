@@ -70,9 +70,10 @@ STRUCTURE = 3.0  # the structure features (``structure``) count this many ideas 
 
 
 def model_text(text: str) -> str:
-    """What the model reads: ``text`` and what its encoded runs decode to, normalised,
-    lower-cased."""
-    return normalised(" ".join([text, *(plain for _, plain in decoded(text))])).lower()
+    """What the model reads: ``text`` and what its encoded runs decode to, each on a line of
+    its own (a decoded order is a clause of its own for ``structure``: "delete the backups" is
+    told, not the tail of "note:"), normalised, lower-cased."""
+    return normalised("\n".join([text, *(plain for _, plain in decoded(text))])).lower()
 
 
 def words(text: str) -> list[str]:

@@ -20,7 +20,7 @@ import re
 _GAP = r"(?:(?![.;!?](?:\s|$))[^\n]){0,%d}?"  # within a clause: no stop before a space
 # the agent as the one who acts: the assistant, a bot, future sessions, "you"
 _AGENT = (
-    r"\b(?:assistants?|agents?|ai|bots?|copilot|claude|gpt|llm|models?|future\s+sessions?|"
+    r"\b(?:assistants?|agents?|ai|bots?|chatbots?|helpers?|copilot|claude|gpt|llm|models?|future\s+sessions?|"
     r"next\s+sessions?|whoever\s+(?:picks|takes)\s+this\s+up|you)\b"
 )
 # a person or a thing of the user's own as the one who acts: "I", "we", a name, the team, a job
@@ -42,19 +42,25 @@ _WEAKEN = (
     r"(?:review|confirmation|approval|checks?|tests?|ci|2fa|mfa|prompt)|bypass|grant|"
     r"revok|mark(?:s|ing)?\s+\w+\s+as\s+(?:passed|green|done|approved)|lower(?:s|ing)?\s+the|"
     r"add(?:s|ing)?\s+\S+\s+to\s+authorized_keys|whitelist|allowlist|chmod\s+777|hid(?:e|es|ing)\b|"
-    r"conceal|cover(?:s|ing)?\s+up|unlock|disarm|impersonat|comment(?:s|ing)?\s+out|silenc|mute)"
+    r"conceal|cover(?:s|ing)?\s+up|unlock|disarm|impersonat|comment(?:s|ing)?\s+out|silenc|mute|"
+    r"dismiss|elevat|escalat|overrid|suppress|rais(?:e|es|ing)\s+(?:its|their|own)\s+(?:own\s+)?"
+    r"(?:permission|privilege|access|rights|role))"
 )
 # acts that spend money or commit the user
 _COMMIT = (
     r"(?:approv|pay(?:s|ing)?\b|wir(?:e|es|ing)\b|transfer|refund|accept|sign(?:s|ing)?\b|"
-    r"merg(?:e|es|ing)\s+(?:its|their|your|the|any|every|all|own)|purchas|buy|auto-?fill)"
+    r"merg(?:e|es|ing)\s+(?:its|their|your|the|any|every|all|own)|purchas|buy|auto-?fill|settl|renew|"
+    r"vot(?:e|es|ing)\b|comps?\b)"
 )
 # acts that move something outward
 _OUT = (
     r"(?:send|sent\b|post|upload|forward|sync|mirror|cc\b|cc'?d\b|bcc\b|e-?mail|shar(?:e|es|ing)\b|"
     r"publish|go(?:es)?\s+(?:out\s+)?to\b|(?:is|are|gets?)\s+(?:sent|posted|shared)|"
     r"push(?:es|ing)?\s+\w+\s+to|past(?:e|es|ing)|attach|cop(?:y|ies|ying)\s+\w+|pip(?:e|es|ing)|"
-    r"embed|commit(?:s|ting)?\s+\w+\s+(?:to|into)|expos|leak|export)"
+    r"embed|commit(?:s|ting)?\s+\w+\s+(?:to|into)|expos|leak|export|relay|disclos|reveal|"
+    r"print(?:s|ed|ing)?\b|dump|echo(?:es|ed|ing)?\b|"
+    r"pass(?:es|ing)?\s+(?:\S+\s+){0,3}?(?:to|on|along)\b|giv(?:e|es|ing)\s+(?:\S+\s+)?(?:out|away)\b|"
+    r"hand(?:s|ing)?\s+(?:\S+\s+)?(?:out|over)\b|read(?:s|ing)?\s+(?:\S+\s+)?out\b)"
 )
 # somewhere outside the user's hands
 _OUTSIDE = (
@@ -118,7 +124,9 @@ _ROUTINE = (
     r"saturday|sunday|sprint|release|session|deploy)|nightly|weekly|monthly|daily|routine|"
     r"housekeeping|clean-?up|tidy|hygiene|per\s+(?:the\s+)?(?:team|policy|runbook|compliance|"
     r"convention|handbook|checklist)|convention|policy|standard\s+(?:practice|procedure|reset|"
-    r"step)|as\s+agreed|agreed|practice|norm\b|checklist|runbook|handbook|whenever|once\s+an?\b)"
+    r"step)|as\s+agreed|agreed|practice|norm\b|checklist|runbook|handbook|whenever|once\s+an?\b|"
+    r"(?:our|the|team'?s?|company'?s?)\s+(?:process|workflow|procedure|playbook)|house\s+(?:style|rules?)|"
+    r"(?:team|house|repo(?:sitory)?|company|office|our)\s+rules?\b|standard\b|guideline)"
 )
 # the agent obliged or allowed: "the assistant is expected to", "the AI is cleared to"
 _MODAL = (
@@ -126,6 +134,43 @@ _MODAL = (
     + r"(?:\s+\w+){0,2}?\s+(?:must|should|shall|will|may|can|needs?\s+to|is\s+(?:expected|allowed|"
     r"permitted|cleared|authori[sz]ed|supposed|free|set|meant)\s+to|has\s+(?:standing\s+)?"
     r"(?:approval|permission|the\s+right)|(?:is|was)\s+given\s+the\s+right)\b"
+)
+# who the agent is said to be: a new identity, a role with power, a mode without rules ("the
+# assistant is now", "acts as the director", "its real owner")
+_IDENTITY = (
+    r"(?:(?:is|are|was|has\s+been|becomes?|became)\s+(?:now|really|actually|secretly|in\s+fact|"
+    r"no\s+longer|not\s+(?:an?\s+|the\s+)?(?:assistant|ai|bot|model|helper)|promoted|reassigned|"
+    r"retired|replaced|granted|licensed|operated|owned|run\s+by|deployed\s+by|part\s+of|in\s+\w+\s+"
+    r"mode|an?\s+(?:\w+\s+)?(?:uncensored|unfiltered|unrestricted|unlocked|free|human|copy|twin|relay|"
+    r"daemon|admin|root|maintainer)|(?:the|an?)\s+(?:\S+\s+){0,2}?(?:owner|admin|administrator|"
+    r"manager|officer|authority|partner|pharmacist|doctor|lawyer|director|ceo|boss|superintendent|"
+    r"release\s+manager|on-?call))|(?:acts?|speaks?|poses?|signs?|presents?\s+itself)\s+as\b|"
+    r"(?:true|real|new|actual)\s+(?:name|identity|owner|principal|role|purpose|self)|identity|"
+    r"persona|alter\s+ego|character\s+sheet|stopped\s+being|what\s+you\s+are\b)"
+)
+# whose orders the agent follows: someone other than the user ("reports to", "obeys")
+_ALLEGIANCE = (
+    r"(?:serv(?:e|es)\b|works?\s+for|reports?\s+to|answers?\s+to|obeys?|belongs?\s+to|"
+    r"loyal(?:ty)?\b|takes?\s+(?:its\s+|their\s+|your\s+)?orders|follows?\s+(?:only\s+)?"
+    r"(?:whatever|what|\w+'s\s+(?:instructions|orders|lead)|(?:the\s+)?(?:instructions|orders|notes|"
+    r"rules)\s+(?:in|of|from|found))|(?:operated|controlled|owned|run|deployed)\s+by|speaks?\s+for|"
+    r"on\s+behalf\s+of|in\s+(?:the\s+)?\w+(?:'s)?\s+name\b|principal|outranks?|"
+    r"counts?\s+as\s+system|believes?\s+whatever|trusts?\s+(?:every|any|whatever))"
+)
+# the scope of a destructive act: everything, the originals too ("every branch", "masters
+# included", "listened to or not")
+_WIDE = (
+    r"(?:\ball\b|\beverything\b|\bevery\s+(?!(?:day|night|week|month|year|morning|evening|"
+    r"afternoon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|spring|summer|autumn|fall|"
+    r"winter|time|merge|release|sprint|session|deploy|other|few|couple|\w+\s+(?:days|weeks|months))\b)"
+    r"\w+|\bentire|\bwhole\b|\bany\b|including|included|\btoo\b|"
+    r"as\s+well|with\s+it|master|originals?\b|only\s+cop|down\s+to\s+none|(?:private|open|unread|"
+    r"pending|uncommitted|active)\s+ones|or\s+not\b|regardless)"
+)
+# a rule of the house whose subject is the agent ("Team policy: the bot ...")
+_RULE = (
+    r"(?:polic(?:y|ies)|conventions?|rules?|process|workflow|practice|handbook|checklist|norm|"
+    r"standard|playbook|style|procedure|guidelines?|agreement)\b"
 )
 _ACTS = {"destroy": _DESTROY, "weaken": _WEAKEN, "commit": _COMMIT, "out": _OUT}
 _IMPERATIVE_START = (
@@ -146,6 +191,10 @@ _COMMAND = (
 _IMPERATIVE = {act: re.compile(_IMPERATIVE_START + _COMMAND + verb) for act, verb in _ACTS.items()}
 _ON_SENSITIVE = {act: _near(r"\b" + verb, _SENSITIVE, 60) for act, verb in _ACTS.items()}
 _OUT_TO_OUTSIDE = _near(r"\b" + _OUT, _OUTSIDE, 80)
+_PERSONA = _near(_AGENT + r"(?:'s)?", _IDENTITY, 30)
+_ALLEGED = _near(_AGENT, _ALLEGIANCE, 40)
+_DESTROY_WIDE = _near(r"\b" + _DESTROY, _WIDE, 60)
+_RULE_AGENT = _near(r"\b" + _RULE, r"\b(?:the|our|its|this)\s+" + _AGENT, 40)
 _PATTERNS = {
     name: re.compile(pattern)
     for name, pattern in (
@@ -181,6 +230,13 @@ NAMES = frozenset(
         "s:own_only",
         "s:reported+act",
         "s:agent_modal+act",
+        "s:persona",
+        "s:allegiance",
+        "s:persona+act",
+        "s:destroy_wide",
+        "s:told_destroy+wide",
+        "s:rule_agent",
+        "s:rule_agent+act",
     }
 )
 
@@ -227,4 +283,27 @@ def structure(text: str) -> set[str]:
         found.add("s:reported+act")
     if has["agent_modal"] and told:
         found.add("s:agent_modal+act")
+    return found | _roles(text, told)
+
+
+def _roles(text: str, told: set[str]) -> set[str]:
+    """Who the agent is said to be or to obey (``s:persona``, ``s:allegiance``), a destructive
+    act on everything (``s:destroy_wide``), a house rule whose subject is the agent
+    (``s:rule_agent``), and these with an act the agent is told to do."""
+    found = {
+        name
+        for name, pattern in (
+            ("s:persona", _PERSONA),
+            ("s:allegiance", _ALLEGED),
+            ("s:destroy_wide", _DESTROY_WIDE),
+            ("s:rule_agent", _RULE_AGENT),
+        )
+        if pattern.search(text)
+    }
+    if told and found & {"s:persona", "s:allegiance"}:
+        found.add("s:persona+act")
+    if "destroy" in told and "s:destroy_wide" in found:
+        found.add("s:told_destroy+wide")
+    if told and "s:rule_agent" in found:
+        found.add("s:rule_agent+act")
     return found
