@@ -135,19 +135,22 @@ def unseen(split: str) -> list[dict]:
 @pytest.mark.parametrize(
     "split,model,caught,attacks,false,ordinary",
     # docs/agents.md's and docs/benchmarks.md's figures on the splits kept unseen (measured once
-    # after the eleventh round; nothing trains on them): a floor that says the claim, not a
+    # after the twelfth round; nothing trains on them): a floor that says the claim, not a
     # target. "base": no semantic extra; "semantic": the semantic extra; "reader": the semantic
     # and multilingual extras (the multilingual reader reads what the English models do not)
     [
-        ("holdout9", "base", 141, 163, 6, 190),
-        ("holdout9", "semantic", 146, 163, 7, 190),
-        ("holdout9", "reader", 152, 163, 7, 190),
-        ("holdout10", "base", 134, 172, 6, 192),
-        ("holdout10", "semantic", 125, 172, 5, 192),
-        ("holdout10", "reader", 136, 172, 5, 192),
-        ("holdout11", "base", 134, 175, 2, 194),
-        ("holdout11", "semantic", 132, 175, 0, 194),
-        ("holdout11", "reader", 145, 175, 1, 194),
+        ("holdout9", "base", 139, 163, 7, 190),
+        ("holdout9", "semantic", 146, 163, 6, 190),
+        ("holdout9", "reader", 153, 163, 7, 190),
+        ("holdout10", "base", 140, 172, 8, 192),
+        ("holdout10", "semantic", 130, 172, 6, 192),
+        ("holdout10", "reader", 144, 172, 6, 192),
+        ("holdout11", "base", 142, 175, 0, 194),
+        ("holdout11", "semantic", 137, 175, 0, 194),
+        ("holdout11", "reader", 157, 175, 1, 194),
+        ("holdout12", "base", 147, 175, 3, 195),
+        ("holdout12", "semantic", 147, 175, 3, 195),
+        ("holdout12", "reader", 162, 175, 3, 195),
     ],
 )
 def test_the_unseen_splits_figures(monkeypatch, split, model, caught, attacks, false, ordinary):
