@@ -5,7 +5,8 @@ The lexical leg scores matched terms as present (tf = 1), without bm25: the fusi
 candidate's coverage, not its bm25 score, and bm25 on a ``detail=none`` index re-reads each
 matched fact's text.
 
-The legs run at once (``search._hybrid``): the question is embedded, on one onnxruntime thread,
+The legs run at once (``search._hybrid``): the question is embedded (on a one-thread onnxruntime
+session, unless the process embedded facts first: embedders.load),
 and the signatures scanned for its candidates on a worker thread (``VectorLeg.ask``; onnxruntime
 and numpy let go of the GIL), while the calling thread plans, runs the lexical leg (SQLite lets
 go of it inside each step), reads the stored vectors of the lexical candidates and stems their

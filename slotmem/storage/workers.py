@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -50,44 +51,71 @@ class Job:
         return self._value
 
 
+class _Tally:
+    """The calls a ``Worker``'s thread has still to run to their end (the thread holds this and
+    the queue, not the ``Worker``, so a ``Worker`` nobody holds is collected and its thread
+    ends)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pending = 0
+
+    def ended(self) -> None:
+        with self.lock:
+            self.pending -= 1
+
+
+def _serve(jobs: queue.SimpleQueue, tally: _Tally) -> None:
+    while (job := jobs.get()) is not None:
+        job.run(tally.ended)
+
+
 class Worker:
-    """A daemon thread (named ``name``), started by the first ``submit`` of this process."""
+    """A daemon thread (named ``name``), started by the first ``submit`` of this process, ended
+    by ``shutdown`` or once the ``Worker`` is collected."""
 
     def __init__(self, name: str):
         self.name = name
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._pid = os.getpid()
-        self._lock = threading.Lock()
+        self._tally = _Tally()
         self._thread: threading.Thread | None = None
-        self._pending = 0  # calls submitted and not yet run to their end
+        self._closed = False
 
     def submit(self, function: Callable[[], Any], *, idle: bool = False) -> Job | None:
         """The call under way on the thread; with ``idle``, None (and nothing done) while the
-        thread has a call to run already (the caller runs it itself rather than wait)."""
+        thread has a call to run already (the caller runs it itself rather than wait). After
+        ``shutdown``: with ``idle`` None, else the call run here, before this returns."""
         if self._pid != os.getpid():
             raise RuntimeError("a Worker of the parent process: make a new one in a child")
         job = Job(function)
-        with self._lock:
-            if idle and self._pending:
+        tally = self._tally
+        with tally.lock:
+            closed = self._closed
+            if not closed:
+                if idle and tally.pending:
+                    return None
+                tally.pending += 1
+                if self._thread is None:
+                    self._thread = threading.Thread(
+                        target=_serve, args=(self._jobs, tally), name=self.name, daemon=True
+                    )
+                    self._thread.start()
+                    weakref.finalize(self, self._jobs.put, None)
+                # queued under the lock: a shutdown cannot end the thread between the count
+                # and the queue, leaving this call never run and its caller waiting
+                self._jobs.put(job)
+        if closed:
+            if idle:
                 return None
-            self._pending += 1
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
-                self._thread.start()
-        self._jobs.put(job)
+            job.run()
         return job
 
-    def _run(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            job.run(self._ended)
-
-    def _ended(self) -> None:
-        with self._lock:
-            self._pending -= 1
-
     def shutdown(self) -> None:
-        """Let the thread end once the jobs submitted so far have run."""
-        with self._lock:
+        """Let the thread end once the calls submitted so far have run; later calls run in
+        their caller."""
+        with self._tally.lock:
+            self._closed = True
             if self._thread is not None and self._pid == os.getpid():
                 self._jobs.put(None)
                 self._thread = None

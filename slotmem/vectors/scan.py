@@ -121,12 +121,14 @@ class Scan:
         last = len(self._phases) - 1
         for phase, tasks in enumerate(self._phases):
             while True:
-                with self._lock:
-                    index = self._taken[phase]
-                    if index >= len(tasks) or self._error is not None:
-                        break
-                    self._taken[phase] += 1
-                try:
+                claimed = False
+                try:  # the claim inside the try: an interrupt after it still counts it ended
+                    with self._lock:
+                        index = self._taken[phase]
+                        if index >= len(tasks) or self._error is not None:
+                            break
+                        self._taken[phase] += 1
+                        claimed = True
                     result = tasks[index]()
                     if phase == last:
                         self._results[index] = result
@@ -134,10 +136,11 @@ class Scan:
                     with self._lock:
                         self._error = self._error or e
                 finally:
-                    with self._lock:
-                        self._left[phase] -= 1
-                        if not self._left[phase] or self._error is not None:
-                            self._ended[phase].set()
+                    if claimed:
+                        with self._lock:
+                            self._left[phase] -= 1
+                            if not self._left[phase] or self._error is not None:
+                                self._ended[phase].set()
             self._ended[phase].wait()
             if self._error is not None:
                 raise self._error

@@ -364,8 +364,10 @@ class Semantic:
         except SlotmemError as e:
             return None, str(e)
         key = (model.model_id, text)  # context contributors ask each slot the same
-        if key in self._queries:
+        try:  # no lock: another thread may evict it meanwhile
             return self._queries[key], None
+        except KeyError:
+            pass
         blob, error = _embedded(model, text, self.dimensions())
         if error is None:
             self._remember(key, blob)
@@ -395,8 +397,10 @@ class Semantic:
         key = (model.model_id, text)
         scanner = self.index.scanner(slots, k)
         scan = functools.partial(self._scanned, slots=slots, k=k, scanner=scanner)
-        if key in self._queries:  # embedded already: nothing to wait for
+        try:  # embedded already: nothing to wait for (read once: another thread may evict it)
             return Question((self._queries[key], None), scan)
+        except KeyError:
+            pass
         remember = functools.partial(self._remember, key)
         dimensions = self.dimensions()
         later = functools.partial(_embedded, model, text, dimensions)
@@ -414,7 +418,7 @@ class Semantic:
                 scanning.started.set()
             return blob, error, scanning.scan.run()  # the calling thread joins in
 
-        # one worker a file: a search on another thread meanwhile runs its question itself
+        # one worker a Store: a search on another thread meanwhile runs its question itself
         job = self._worker().submit(work, idle=True)
         if job is None:
             return Question(later, scan, remember, self._warn_once)

@@ -1,0 +1,89 @@
+"""storage/workers.Worker: a call submitted while another thread shuts the worker down is run,
+never left waiting; after a shutdown calls run in their caller; a Worker nobody holds lets its
+thread end; a scan task interrupted still ends its phase."""
+
+import gc
+import threading
+import time
+
+import pytest
+
+from slotmem.storage.workers import Worker
+from slotmem.vectors.scan import Scan
+
+BOUND = 60  # seconds: generous, a loaded two-core machine
+
+
+def wait_until(condition, bound=BOUND):
+    deadline = time.monotonic() + bound
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_shutdown_racing_a_submit_never_leaves_the_call_unrun():
+    worker = Worker("slotmem-test-race")
+    assert worker.submit(lambda: 1).result() == 1  # the thread is started
+    jobs = worker._jobs
+    racing = []
+
+    class Racing:
+        """The queue, with a shutdown on another thread let in just before the call is queued
+        (where close() could land before submit queued under its lock)."""
+
+        def put(self, item):
+            if item is not None and not racing:
+                racing.append(threading.Thread(target=worker.shutdown))
+                racing[0].start()
+                racing[0].join(2)  # done, or waiting for submit's lock
+            jobs.put(item)
+
+        def get(self):
+            return jobs.get()
+
+    worker._jobs = Racing()
+    job = worker.submit(lambda: 42)
+    assert job is not None
+    assert job._finished.wait(BOUND), "the call was queued after the thread's end"
+    assert job.result() == 42
+    racing[0].join(BOUND)
+
+
+def test_after_a_shutdown_calls_run_in_their_caller():
+    worker = Worker("slotmem-test-closed")
+    worker.submit(lambda: None).result()
+    worker.shutdown()
+    assert worker.submit(lambda: 1, idle=True) is None  # the caller runs it itself
+    caller = []
+    job = worker.submit(lambda: caller.append(threading.current_thread().name) or 7)
+    assert job is not None and job.done() and job.result() == 7
+    assert caller == [threading.current_thread().name]
+    assert wait_until(lambda: "slotmem-test-closed" not in {t.name for t in threading.enumerate()})
+
+
+def test_a_worker_nobody_holds_lets_its_thread_end():
+    worker = Worker("slotmem-test-dropped")
+    assert worker.submit(lambda: 3).result() == 3
+    assert "slotmem-test-dropped" in {t.name for t in threading.enumerate()}
+    del worker
+    gc.collect()
+    assert wait_until(
+        lambda: "slotmem-test-dropped" not in {t.name for t in threading.enumerate()}
+    ), "a Store dropped without close() kept its thread"
+
+
+def test_an_interrupt_in_a_scan_task_still_ends_its_phase():
+    """KeyboardInterrupt in a task: every helper still finishes, and each raises it."""
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    scan = Scan([[interrupted, lambda: [1]], [lambda: [2]]])
+    helper = threading.Thread(target=lambda: pytest.raises(KeyboardInterrupt, scan.help))
+    helper.start()
+    with pytest.raises(KeyboardInterrupt):
+        scan.help()
+    helper.join(BOUND)
+    assert not helper.is_alive()
