@@ -1,10 +1,14 @@
 """storage/workers.Worker: a call submitted while another thread shuts the worker down is run,
 never left waiting; after a shutdown calls run in their caller; a Worker nobody holds lets its
-thread end; a scan task interrupted still ends its phase."""
+thread end; a scan task interrupted still ends its phase; a process's exit waits for a
+worker's call under way."""
 
 import gc
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +91,33 @@ def test_an_interrupt_in_a_scan_task_still_ends_its_phase():
         scan.help()
     helper.join(BOUND)
     assert not helper.is_alive()
+
+
+def exits(tmp_path, scenario: str) -> str:
+    """tests/exiting.py's standard error, once it exited with the exception's status."""
+    script = Path(__file__).parent / "exiting.py"
+    done = subprocess.run(
+        [sys.executable, str(script), scenario, str(tmp_path / "m.db"), str(tmp_path / "marker")],
+        capture_output=True,
+        text=True,
+        timeout=BOUND * 4,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.rstrip().endswith("RuntimeError: boom"), done.stderr
+    return done.stderr
+
+
+def test_an_exception_during_a_search_exits_once_the_worker_ends_its_call(tmp_path):
+    """A daemon thread still inside onnxruntime when the interpreter went aborted the process
+    ("terminate called without an active exception"): the exit waits for the worker's call."""
+    exits(tmp_path, "slow")
+    assert (tmp_path / "marker").read_text() == "embedded"
+
+
+def test_an_exception_during_a_search_prints_its_traceback_alone(tmp_path):
+    """No "Exception ignored" line after it: the fork handlers held the objects' reset methods
+    as weakref.WeakMethod, whose own callback raised AttributeError when the interpreter
+    collected an object and its WeakMethod together at the exit (with the default model)."""
+    pytest.importorskip("onnxruntime")
+    assert "Exception ignored" not in exits(tmp_path, "default")

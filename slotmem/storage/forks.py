@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -55,7 +56,10 @@ def warn(message: str, *, failed: bool = False) -> None:
         logging.getLogger("slotmem").warning(message)
 
 
-_methods: list[weakref.WeakMethod] = []  # objects' reset methods, held weakly
+# objects' reset methods, each as (a weak reference to its object, its function): not
+# weakref.WeakMethod, whose own callback raised AttributeError (printed as "Exception ignored")
+# when the interpreter collected a Store and its WeakMethod together at exit
+_methods: list[tuple[weakref.ref, Callable]] = []
 _callbacks: list[Callable[[], None]] = []  # for locks held by classes and modules
 _before_callbacks: list[Callable[[], None]] = []
 QUIET_SECONDS = 5.0  # the longest a fork waits for other threads to leave slotmem
@@ -135,12 +139,15 @@ def _after_in_parent() -> None:
 def register(method: Callable[[], None]) -> None:
     """Call ``method`` (an object's bound method, held weakly) in every child forked while its
     object lives."""
-    _methods.append(weakref.WeakMethod(method, _forget))
+    owner, function = method.__self__, method.__func__  # type: ignore[attr-defined]
+    _methods.append((weakref.ref(owner, _forget), function))
 
 
-def _forget(ref: weakref.WeakMethod) -> None:
-    with contextlib.suppress(ValueError):
-        _methods.remove(ref)
+def _forget(ref: weakref.ref) -> None:
+    for i, (held, _) in enumerate(_methods or ()):  # (None once the module is torn down)
+        if held is ref:
+            del _methods[i]
+            return
 
 
 def before_fork(callback: Callable[[], None]) -> None:
@@ -160,11 +167,11 @@ def _in_child() -> None:
     _calls.quiet, _calls.unsafe = parent.quiet, parent.unsafe or not parent.quiet
     for callback in _callbacks:
         _reset(callback)
-    alive = [(ref, ref()) for ref in _methods]
-    _methods[:] = [ref for ref, method in alive if method is not None]
-    for _, method in alive:
-        if method is not None:
-            _reset(method)
+    alive = [(ref, function, ref()) for ref, function in _methods]
+    _methods[:] = [(ref, function) for ref, function, owner in alive if owner is not None]
+    for _, function, owner in alive:
+        if owner is not None:
+            _reset(functools.partial(function, owner))
 
 
 def _reset(callback: Callable[[], None]) -> None:

@@ -7,13 +7,22 @@ submitted while slotmem's handler waited for it to leave slotmem (storage/forks.
 the fork in turn: every such fork waited its full ``QUIET_SECONDS``, and its child could not use
 the file (tests/forking.py, "asked"). A ``Worker`` holds no lock through a fork; its owner makes
 a new one in a child (which has none of its parent's threads).
+
+Its thread is a daemon (a Store never closed does not keep its process from exiting), and the
+process's exit lets it finish the call it is running first (``FINISH_SECONDS`` at most): a
+daemon thread still inside a C++ extension (a question's onnxruntime run, say) when the
+interpreter goes ended the process with "terminate called without an active exception" and
+SIGABRT, where an exception raised meanwhile (Ctrl-C in a search) should have ended it with its
+own status (tests/exiting.py).
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import queue
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -65,9 +74,43 @@ class _Tally:
             self.pending -= 1
 
 
+FINISH_SECONDS = 10.0  # the longest a process's exit waits for its workers' calls under way
+_threads: dict[threading.Thread, queue.SimpleQueue] = {}  # this process's, with their queues
+_threads_lock = threading.Lock()
+
+
 def _serve(jobs: queue.SimpleQueue, tally: _Tally) -> None:
-    while (job := jobs.get()) is not None:
-        job.run(tally.ended)
+    try:
+        while (job := jobs.get()) is not None:
+            job.run(tally.ended)
+    finally:
+        with _threads_lock:
+            _threads.pop(threading.current_thread(), None)
+
+
+@atexit.register
+def _finish() -> None:
+    """At exit (after the interpreter joined its other threads, before it goes): every worker
+    thread ends once the calls queued so far have run, and the exit waits for that."""
+    with _threads_lock:
+        running = list(_threads.items())
+    deadline = time.monotonic() + FINISH_SECONDS
+    for _, jobs in running:
+        jobs.put(None)
+    for thread, _ in running:
+        if thread is not threading.current_thread():
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def _in_child() -> None:
+    """A child has none of its parent's threads, and a fresh lock (the parent's may be held)."""
+    global _threads_lock
+    _threads.clear()
+    _threads_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_in_child)
 
 
 class Worker:
@@ -100,6 +143,8 @@ class Worker:
                     self._thread = threading.Thread(
                         target=_serve, args=(self._jobs, tally), name=self.name, daemon=True
                     )
+                    with _threads_lock:
+                        _threads[self._thread] = self._jobs
                     self._thread.start()
                     weakref.finalize(self, self._jobs.put, None)
                 # queued under the lock: a shutdown cannot end the thread between the count
