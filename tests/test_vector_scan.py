@@ -231,25 +231,16 @@ def test_a_closed_store_lets_its_signatures_go_and_reads_them_again(store):
 
 
 def synthetic_signatures(rows=40_000, seed=3):
-    """Random signatures in three slots, sorted and indexed as ``scan.load`` leaves them."""
+    """Random signatures in three slots, sorted and indexed by ``scan.arrange`` (as ``scan.load``
+    leaves them), and the words of each seq's signature."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     seqs = np.arange(1, rows + 1, dtype=np.int64)
-    slot = rng.integers(0, 3, rows)
-    shard = seqs % index.SHARDS
-    order = np.lexsort((seqs, shard, slot))
-    seqs, slot, shard = seqs[order], slot[order], shard[order]
+    slot = np.array(["a", "b", "c"], dtype=object)[rng.integers(0, 3, rows)]
     words = rng.integers(0, 2**63, (rows, simhash.BITS // 64), dtype=np.uint64)
     words[rows // 2 :: 7] = words[rows // 2]  # ties at the boundaries too
-    bounds = np.searchsorted(slot, np.arange(4))
-    found = scan.Signatures(
-        seqs=seqs,
-        shards=shard,
-        words=words,
-        slots={name: (int(bounds[i]), int(bounds[i + 1])) for i, name in enumerate("abc")},
-    )
-    found.shard_rows = {s: np.flatnonzero(shard == s).astype(np.int32) for s in range(index.SHARDS)}
+    found = scan.arrange(seqs, slot, seqs % index.SHARDS, words)
     return found, words
 
 
