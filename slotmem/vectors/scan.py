@@ -12,13 +12,14 @@ The rows are sorted by (shard, slot, seq), so that a partition (slot, shard) is 
 range and so is a shard across every slot (an all-slot search's partition). Each partition gives
 its ``per_shard`` nearest signatures, as vec0's partition keys do, found in two stages: the
 distance of the first ``SCREEN_WORDS`` words (384 of the 1,024 bits, held as columns: numpy
-counts a column's bits in one call) to every row, and the whole distance only for the
-``SCREEN`` × ``per_shard`` rows nearest by it (all rows at that distance kept), read from the
-rest of the words (``tail``). Counting bits costs numpy about the same per word whichever word it
-is, so the first stage costs 6/16 of counting them all, and the second a few percent: a million
-facts' scan took a fourth to a fifth of the CPU with the true neighbours almost all kept
-(docs/benchmarks.md, "The scan in two stages"). A partition of no more than the kept count is
-counted whole: its candidates are exactly the nearest, as vec0's are.
+counts a column's bits in one call) to every row, then the whole distance of the ``SCREEN`` ×
+``per_shard`` rows nearest by it (768 for the usual 16; every row at the boundary's distance
+kept), read from the rest of the words (``tail``). The first stage reads 48 of each row's 128
+bytes and the second a few percent of the rows: at a million facts the scan took 0.24 of the
+CPU across slots and 0.35-0.38 in one slot, and its candidates held the exact 10 nearest as
+often (docs/benchmarks.md, "The signature scan in two stages"). A partition of no more rows
+than are kept is counted whole: its candidates are exactly the nearest, as vec0's are; a larger
+one's may now and then miss one whose first 384 bits are far for its distance.
 """
 
 from __future__ import annotations
