@@ -3,9 +3,10 @@
     python benchmarks/bench_scan_scale.py [--facts 1000000] [--queries 50]
 
 Builds ``slotmem.vectors.scan.Signatures`` of random 1,024-bit signatures in three slots of 16
-shards each, as ``scan.load`` lays a file's out, and times ``Signatures.candidates`` (the 16
-nearest of each shard, as a hybrid search asks) for one slot and for every slot: CPU time per
-question, p50 and p95. What a million-fact file's scan costs without embedding a million facts
+shards each, as ``scan.load`` lays a file's out (``scan.arrange``), and times
+``Signatures.candidates`` (the 16 nearest of each shard, as a hybrid search asks) for one slot
+and for every slot: CPU time per question, p50 and p95. Random signatures have no near
+neighbours: time the scan here, its recall with ``bench_semantic.py --scan-only``. What a million-fact file's scan costs without embedding a million facts
 (hours on a small machine); run it from another checkout to compare its scan.
 """
 
@@ -30,21 +31,9 @@ def signatures(facts: int, seed: int = 7):
 
     rng = np.random.default_rng(seed)
     seqs = np.arange(1, facts + 1, dtype=np.int64)
-    codes = seqs % len(SLOTS)
-    shards = seqs % SHARDS
-    order = np.lexsort((seqs, shards, codes))
+    slots = np.array(SLOTS, dtype=object)[seqs % len(SLOTS)]
     words = rng.integers(0, 2**63, size=(facts, simhash.BITS // 64), dtype=np.uint64)
-    bounds = np.searchsorted(codes[order], np.arange(len(SLOTS) + 1))
-    found = scan.Signatures(
-        seqs=seqs[order],
-        shards=shards[order],
-        words=words,
-        slots={name: (int(bounds[i]), int(bounds[i + 1])) for i, name in enumerate(SLOTS)},
-    )
-    found.shard_rows = {
-        shard: np.flatnonzero(found.shards == shard).astype(np.int32) for shard in range(SHARDS)
-    }
-    return found
+    return scan.arrange(seqs, slots, seqs % SHARDS, words)
 
 
 def main(argv=None) -> None:

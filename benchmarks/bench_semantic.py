@@ -4,6 +4,7 @@
     python benchmarks/bench_semantic.py --layouts [--facts 10000]  # do shards and the helper pay?
     python benchmarks/bench_semantic.py --codecs [--facts 10000]  # int8, float16, float32 re-rank
     python benchmarks/bench_semantic.py --scan [--facts 10000]  # vec0 scans or a numpy popcount?
+    python benchmarks/bench_semantic.py --db F --scan-only [--before CHECKOUT]  # the scan alone
     python benchmarks/bench_semantic.py --facts 1000000 --db F --build-only --threads 1  # build F
     # needs pip install 'slotmem[semantic]'; building 100k facts takes a while
     # (docs/benchmarks.md): --db keeps the built file and reuses it on the next run
@@ -27,6 +28,13 @@ what the file stores) would give them back: recall@10 against the exact float32 
 (``slotmem.vectors.scan``, what a search uses now), question by question in interleaved rounds,
 with each one's recall@10, whether they give the same top 10, and the memory the signatures take
 and the CPU time reading them took.
+--scan-only times the signature scan alone (``Signatures.candidates``, sentence questions'
+signatures computed beforehand) in CPU time, on one thread and shared by two (as a hybrid
+search's worker and calling thread share it), for one slot and all slots, with each one's
+candidate recall@10 (the share of the exact 10 nearest, brute force over the stored vectors, among
+the candidates) and the bytes per fact the copy in memory takes; with ``--before``, against the
+scan of another checkout (its slotmem/vectors/scan.py, reading the same file), question by
+question in alternated order.
 Every run prints the file's bytes per fact, and those of memory_embeddings and the vec0 index.
 Read ratios, not absolute figures: the machines are noisy.
 """
@@ -321,6 +329,120 @@ def compare_scans(store: Store, queries: dict[str, list[str]], rounds: int = 2, 
         )
 
 
+def scan_module(checkout: Path):
+    """The scan module (slotmem/vectors/scan.py) of another checkout, to time against."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "before_scan", checkout / "slotmem" / "vectors" / "scan.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["before_scan"] = module  # a dataclass looks its module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def exact_nearest(store: Store, blobs: list[bytes], places: dict, k: int = 10) -> dict:
+    """Each question's exact k nearest seqs in each place (brute force over the stored
+    vectors, read 50,000 at a time)."""
+    import numpy as np
+
+    questions = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
+    best: dict = {(where, i): [] for where in places for i in range(len(blobs))}
+    rows = store.conn.execute("SELECT seq, slot FROM memory_facts ORDER BY seq").fetchall()
+    for start in range(0, len(rows), 50_000):
+        slot_of = dict(rows[start : start + 50_000])
+        stored = store.semantic.stored(list(slot_of))
+        seqs = np.array(list(stored), dtype=np.int64)
+        matrix = np.frombuffer(b"".join(stored.values()), dtype="<f4").reshape(len(seqs), -1)
+        cosines = matrix @ questions.T
+        for where, slots in places.items():
+            mask = np.array([not slots or slot_of[seq] in slots for seq in seqs.tolist()])
+            if not mask.any():
+                continue
+            part, ids = cosines[mask], seqs[mask]
+            top = np.argsort(-part, axis=0)[:k]
+            for i in range(len(blobs)):
+                found = best[where, i] + list(
+                    zip(part[top[:, i], i].tolist(), ids[top[:, i]].tolist())
+                )
+                best[where, i] = sorted(found, reverse=True)[:k]
+    return {key: {seq for _, seq in found} for key, found in best.items()}
+
+
+def compare_scan_alone(store: Store, texts: list[str], before: Path | None, rounds: int = 2):
+    """The signature scan alone, this checkout's (and ``before``'s), in CPU ms per question:
+    on one thread, and shared by two threads as a hybrid search shares it."""
+    from slotmem.storage.workers import Worker
+    from slotmem.vectors import scan, simhash
+    from slotmem.vectors.index import VEC_TABLE
+
+    reading = {"now": scan}
+    if before is not None:
+        reading = {"before": scan_module(before), **reading}
+    copies, loads = {}, {}
+    for name, module in reading.items():
+        start = time.process_time()
+        copies[name] = module.load(store.conn, VEC_TABLE, simhash.VERSION, simhash.BITS, SHARDS)
+        loads[name] = time.process_time() - start
+    blobs = [store.semantic.query_vector(text) for text in texts]
+    signatures = simhash.signatures(blobs, len(blobs[0]) // 4)
+    places = {"one slot": ["user"], "all slots": None}
+    exact = exact_nearest(store, blobs, places)
+    per_shard = -(-simhash.CANDIDATES // SHARDS)
+    helper = Worker("bench-scan")
+    alone: dict[tuple, list[float]] = {}
+    shared: dict[tuple, list[float]] = {}
+    found = dict.fromkeys(((name, where) for name in copies for where in places), 0)
+    same = dict.fromkeys(places, 0)
+    for round_ in range(rounds):
+        for i, signature in enumerate(signatures):
+            for where, slots in places.items():
+                names = list(copies)[i % len(copies) :] + list(copies)[: i % len(copies)]
+                seen = {}
+                for name in names:
+                    copy = copies[name]
+                    start = time.thread_time()
+                    candidates = copy.candidates(signature, slots, per_shard, SHARDS)
+                    alone.setdefault((name, where), []).append(time.thread_time() - start)
+                    start = time.process_time()
+                    scanning = copy.scan(signature, slots, per_shard, SHARDS)
+                    job = helper.submit(scanning.help)
+                    assert job is not None and scanning.run() == candidates
+                    job.result()
+                    shared.setdefault((name, where), []).append(time.process_time() - start)
+                    seen[name] = set(candidates)
+                    if round_ == 0:
+                        found[name, where] += len(exact[where, i] & seen[name])
+                same[where] += round_ == 0 and len({frozenset(c) for c in seen.values()}) == 1
+    helper.shutdown()
+    print(f"{len(signatures)} sentence questions, {rounds} rounds alternated; CPU ms p50 (p95)\n")
+    print(
+        "| slots | scan | one thread | two threads sharing | ÷ before, one thread / two "
+        "| candidate recall@10 | bytes per fact in memory | read in ms CPU |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for where in places:
+        for name, copy in copies.items():
+            one, two = percentiles(alone[name, where]), percentiles(shared[name, where])
+            ratio = "-"
+            if "before" in copies and name != "before":
+                base_one = percentiles(alone["before", where])[0]
+                base_two = percentiles(shared["before", where])[0]
+                ratio = f"{one[0] / base_one:.2f} / {two[0] / base_two:.2f}"
+            print(
+                f"| {where} | {name} | {one[0]:.2f} ({one[1]:.2f}) | {two[0]:.2f} ({two[1]:.2f}) "
+                f"| {ratio} | {found[name, where] / (10 * len(signatures)):.3f} "
+                f"| {copy.nbytes / max(len(copy), 1):.0f} | {loads[name] * 1000:.0f} |"
+            )
+    if "before" in copies:
+        print(
+            "\nthe same candidates as before: "
+            + ", ".join(f"{where} {same[where]} of {len(signatures)}" for where in places)
+        )
+
+
 ASKS = {  # --ask: how a hybrid search embeds its question (concurrent, question threads, share)
     "in line (before)": (False, 0, True),
     "worker, 1 thread": (True, 1, True),
@@ -409,6 +531,12 @@ def main(argv=None) -> None:
     parser.add_argument("--codecs", action="store_true", help="compare stored vector precisions")
     parser.add_argument("--scan", action="store_true", help="vec0 scans against the numpy scan")
     parser.add_argument(
+        "--scan-only", action="store_true", help="the signature scan alone, CPU and recall"
+    )
+    parser.add_argument(
+        "--before", type=Path, help="with --scan-only: another checkout whose scan to time too"
+    )
+    parser.add_argument(
         "--build-only", action="store_true", help="build (or reuse) --db, then stop"
     )
     parser.add_argument(
@@ -461,6 +589,9 @@ def main(argv=None) -> None:
             return
         if args.scan:
             compare_scans(store, queries)
+            return
+        if args.scan_only:
+            compare_scan_alone(store, queries["sentence"], args.before)
             return
         if args.ask:
             compare_asks(store, queries)

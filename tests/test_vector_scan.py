@@ -14,7 +14,7 @@ from slotmem import Store
 from slotmem.vectors import index, scan, simhash
 from tests.test_semantic import Plugin
 
-pytest.importorskip("numpy")
+np = pytest.importorskip("numpy")
 READ_AFTER = index.READ_AFTER  # the default, before a fixture sets it to 0
 
 
@@ -112,24 +112,33 @@ def test_without_shadow_tables_it_reads_the_virtual_table(store, monkeypatch):
     assert store.semantic.knn(blob, None, 10) == expected
 
 
-def test_the_byte_table_counts_as_numpy_2_does(monkeypatch):
-    import numpy as np
-
-    words = np.random.default_rng(3).integers(0, 2**63, size=(50, 16), dtype=np.uint64)
-    expected = scan._popcount(words)
-    monkeypatch.delattr(np, "bitwise_count", raising=False)
-    assert scan._popcount(words).tolist() == expected.tolist()
+def bit_counts(words, query):
+    return [sum(int(w ^ q).bit_count() for w, q in zip(row, query)) for row in words]
 
 
-def test_the_count_in_chunks_is_the_count_of_every_row(monkeypatch):
+@pytest.mark.parametrize("chunk", [scan.CHUNK, 7])  # one call a step; a column at a time
+def test_the_distances_are_the_set_bits_of_every_row(monkeypatch, chunk):
     import numpy as np
 
     words = np.random.default_rng(5).integers(0, 2**63, size=(50, 16), dtype=np.uint64)
     query = words[7].copy()
-    expected = [sum(int(w ^ q).bit_count() for w, q in zip(row, query)) for row in words]
-    monkeypatch.setattr(scan, "CHUNK", 7)  # 50 rows: seven whole chunks and a short one
-    assert scan._popcount(words, query).tolist() == expected
-    assert scan._popcount(words, query)[7] == 0
+    monkeypatch.setattr(scan, "CHUNK", chunk)
+    for columns in (np.ascontiguousarray(words.T), words.T):  # columns, or rows transposed
+        found = scan._distances(columns, query)
+        assert found.tolist() == bit_counts(words, query) and found[7] == 0
+    every = np.full((4, 16), 2**64 - 1, dtype=np.uint64)  # 1,024 bits apart: no overflow
+    assert scan._distances(every.T, np.zeros(16, dtype=np.uint64)).tolist() == [1024] * 4
+
+
+@pytest.mark.parametrize("chunk", [scan.CHUNK, 7])
+def test_the_byte_table_counts_as_numpy_2_does(monkeypatch, chunk):
+    import numpy as np
+
+    words = np.random.default_rng(3).integers(0, 2**63, size=(50, 16), dtype=np.uint64)
+    monkeypatch.setattr(scan, "CHUNK", chunk)
+    expected = scan._distances(words.T, words[0])
+    monkeypatch.delattr(np, "bitwise_count", raising=False)
+    assert scan._distances(words.T, words[0]).tolist() == expected.tolist()
 
 
 def key_of(store, blob, slots=None):
@@ -230,27 +239,35 @@ def test_a_closed_store_lets_its_signatures_go_and_reads_them_again(store):
     assert store.semantic.index._signatures is not None
 
 
-def synthetic_signatures(rows=40_000, seed=3):
-    """Random signatures in three slots, sorted and indexed as ``scan.load`` leaves them."""
+def synthetic_signatures(rows=40_000, seed=3, slot=None):
+    """Random signatures in three slots (seq i's: ``words[i - 1]``, in ``slot[i - 1]``), sorted
+    and indexed by ``scan.arrange`` as ``scan.load`` leaves them. Partitions of 40,000 rows hold
+    more than the 768 rows the first stage keeps (833 in a slot's shard, 2,500 in a shard)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     seqs = np.arange(1, rows + 1, dtype=np.int64)
-    slot = rng.integers(0, 3, rows)
-    shard = seqs % index.SHARDS
-    order = np.lexsort((seqs, shard, slot))
-    seqs, slot, shard = seqs[order], slot[order], shard[order]
+    if slot is None:
+        slot = np.array(["a", "b", "c"], dtype=object)[rng.integers(0, 3, rows)]
     words = rng.integers(0, 2**63, (rows, simhash.BITS // 64), dtype=np.uint64)
     words[rows // 2 :: 7] = words[rows // 2]  # ties at the boundaries too
-    bounds = np.searchsorted(slot, np.arange(4))
-    found = scan.Signatures(
-        seqs=seqs,
-        shards=shard,
-        words=words,
-        slots={name: (int(bounds[i]), int(bounds[i + 1])) for i, name in enumerate("abc")},
-    )
-    found.shard_rows = {s: np.flatnonzero(shard == s).astype(np.int32) for s in range(index.SHARDS)}
-    return found, words
+    return scan.arrange(seqs, slot, seqs % index.SHARDS, words), words
+
+
+def nearest_by_every_bit(words, slot, query, slots, per_shard):
+    """The reference: each partition's ``per_shard`` nearest by all 1,024 bits, of equal
+    distances the lowest (slot, seq), counted one byte at a time."""
+    import numpy as np
+
+    distances = np.unpackbits((words ^ query).view(np.uint8), axis=1).sum(axis=1)
+    seqs = np.arange(1, len(words) + 1)
+    found = []
+    for shard in range(index.SHARDS):
+        for name in slots or [None]:
+            mask = (seqs % index.SHARDS == shard) & ((slot == name) if name else True)
+            ranked = sorted(zip(distances[mask].tolist(), slot[mask].tolist(), seqs[mask].tolist()))
+            found += [seq for *_, seq in ranked[:per_shard]]
+    return sorted(found)
 
 
 @pytest.mark.parametrize("slots", [["a"], ["c", "a"], None])
@@ -300,3 +317,112 @@ def test_a_task_that_fails_fails_every_thread_sharing_the_scan(monkeypatch):
         assert not helper.is_alive()
         assert all(str(each) == "the count broke" for each in raised)
     assert calls
+
+
+@pytest.mark.parametrize("slots", [["a"], ["c", "a"], None])
+def test_partitions_no_larger_than_the_rows_kept_give_the_exact_nearest(monkeypatch, slots):
+    """A small file's partitions are counted whole (the first stage keeps them all); so are a
+    large one's when the first stage keeps as many rows as a partition holds."""
+    signatures, words = synthetic_signatures(rows=3_000)  # partitions of 62 and 188 rows
+    slot = np.array(["a", "b", "c"], dtype=object)[np.random.default_rng(3).integers(0, 3, 3_000)]
+    for i in range(4):
+        query = words[(i * 997) % len(words)]
+        expected = nearest_by_every_bit(words, slot, query, slots, 16)
+        assert sorted(signatures.candidates(query.tobytes(), slots, 16, index.SHARDS)) == expected
+    signatures, words = synthetic_signatures()
+    slot = np.array(["a", "b", "c"], dtype=object)[np.random.default_rng(3).integers(0, 3, 40_000)]
+    monkeypatch.setattr(scan, "SCREEN", 200)  # 3,200 rows kept: more than any partition holds
+    query = words[123]
+    expected = nearest_by_every_bit(words, slot, query, slots, 16)
+    assert sorted(signatures.candidates(query.tobytes(), slots, 16, index.SHARDS)) == expected
+
+
+@pytest.mark.parametrize("slots", [["a"], None])
+def test_the_two_stages_find_the_near_signatures_of_a_large_partition(slots):
+    """Signatures tens to hundreds of bits from the question's (as a true neighbour's are) are
+    found in partitions of more rows than the first stage keeps."""
+    rng = np.random.default_rng(11)
+    rows = 40_000
+    slot = np.array(["a", "b", "c"], dtype=object)[rng.integers(0, 3, rows)]
+    slot[1600:1616] = "a"
+    signatures, words = synthetic_signatures(rows, slot=slot)
+    query = rng.integers(0, 2**63, simhash.BITS // 64, dtype=np.uint64)
+    planted = []
+    for j in range(index.SHARDS):  # seqs 1601-1616: a shard each, 20 to 320 bits away
+        bits = np.unpackbits(query.view(np.uint8))
+        bits[rng.choice(simhash.BITS, size=20 * (j + 1), replace=False)] ^= 1
+        words[1600 + j] = np.packbits(bits).view(np.uint64)
+        planted.append(1601 + j)
+    seqs = np.arange(1, rows + 1)
+    signatures = scan.arrange(seqs, slot, seqs % index.SHARDS, words)
+    found = signatures.candidates(query.tobytes(), slots, 1, index.SHARDS)
+    assert sorted(found) == planted == nearest_by_every_bit(words, slot, query, slots, 1)
+
+
+def one_partition(heads, tails):
+    """Signatures of one partition (slot a, shard 0: seqs 16, 32, ...): each row's first
+    SCREEN_WORDS words all ``heads[i]``, the rest all ``tails[i]``."""
+    rows = len(heads)
+    words = np.empty((rows, simhash.BITS // 64), dtype=np.uint64)
+    words[:, : scan.SCREEN_WORDS] = np.array(heads, dtype=np.uint64)[:, None]
+    words[:, scan.SCREEN_WORDS :] = np.array(tails, dtype=np.uint64)[:, None]
+    seqs = np.arange(1, rows + 1, dtype=np.int64) * index.SHARDS
+    slot = np.full(rows, "a", dtype=object)
+    return scan.arrange(seqs, slot, seqs % index.SHARDS, words)
+
+
+def test_the_whole_distance_ranks_the_rows_the_first_stage_kept(monkeypatch):
+    monkeypatch.setattr(scan, "SCREEN", 2)  # 2 rows kept per candidate asked
+    ones = 2**64 - 1
+    # 40 rows (more than the 2 kept): the first stage keeps those whose first words are
+    # nearest (seqs 32 and 48, at 0 bits), of which the rest of the words picks seq 48
+    heads = [1] * 40
+    heads[1] = heads[2] = 0
+    tails = [ones] * 40
+    tails[2] = 0
+    signatures = one_partition(heads, tails)
+    query = np.zeros(simhash.BITS // 64, dtype=np.uint64).tobytes()
+    assert signatures.candidates(query, ["a"], 1, index.SHARDS) == [48]
+    assert signatures.candidates(query, None, 1, index.SHARDS) == [48]
+
+
+def test_every_row_at_the_first_stages_bound_is_kept(monkeypatch):
+    monkeypatch.setattr(scan, "SCREEN", 1)  # 1 row kept per candidate asked...
+    ones = 2**64 - 1
+    # ...but seqs 16 and 32 are tied at the first stage (0 bits): both kept, and the rest of
+    # the words picks seq 32 (seq 16 is 640 bits away there, seq 48 a bit in each first word)
+    signatures = one_partition([0, 0, 1], [ones, 0, 0])
+    query = np.zeros(simhash.BITS // 64, dtype=np.uint64).tobytes()
+    assert signatures.candidates(query, ["a"], 1, index.SHARDS) == [32]
+
+
+def test_the_copy_read_again_holds_each_seqs_signature_in_its_partition(store):
+    """After writes and a reload, every row of the copy (its first words as columns, the rest
+    as rows) is its seq's signature in vec0, in the partition of its slot and shard."""
+    rng = seeded(store, facts=120)
+    blob = store.semantic.query_vector("zebra zebra quartz")
+    first = store.semantic.index.signatures(store.conn)
+    store.upsert_many(
+        [
+            {"slot": "agent", "key": f"new{i}", "value": " ".join(rng.choices(WORDS, k=4))}
+            for i in range(30)
+        ]
+    )
+    for i in (4, 17, 63):
+        store.delete(("user", "project", "agent")[i % 3], f"k{i}")
+    store.semantic.knn(blob, None, 5)
+    copy = store.semantic.index.signatures(store.conn)
+    assert copy is not first and len(copy) == 120 + 30 - 3
+    in_vec0 = {
+        seq: (slot, shard, signature)
+        for seq, slot, shard, signature in store.conn.execute(
+            scan.VIRTUAL_SQL.format(column=simhash.VERSION, table="memory_vec")
+        )
+    }
+    words = copy.words
+    rows = {}
+    for (slot, shard), (lo, hi) in copy.partitions.items():
+        assert copy.shards[shard][0] <= lo < hi <= copy.shards[shard][1]
+        for row in range(lo, hi):
+            rows[int(copy.seqs[row])] = (slot, shard, words[row].tobytes())
+    assert rows == in_vec0

@@ -6,7 +6,9 @@ it without a model call. Each fact's signature (``simhash.py``) lives in the par
 (slot, seq modulo ``SHARDS``); a kNN takes the nearest signatures of every partition it scans
 (vec0's partition keys apply before k) and re-ranks them by the cosine of the stored vectors (``codec.py``).
 Most searches scan a copy of the signatures held in memory instead (``scan.py``, kept fresh by
-``signatures``), the same partitions the same way; vec0 scans serve the first searches of a
+``signatures``), the same partitions in two stages (the first 384 bits of every signature, then
+all 1,024 of the nearest few hundred a partition): exactly vec0's nearest in partitions of up
+to 768 rows, nearly always in larger ones; vec0 scans serve the first searches of a
 process and the first few after a change (reading the copy costs about ten scans), and searches
 inside a write transaction (the copy does not hold its writes).
 

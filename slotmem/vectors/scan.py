@@ -8,9 +8,18 @@ where reading it through the virtual table takes most of a second); ``VectorInde
 fresh (see ``VectorIndex.signatures``). The vec0 table stays the index on disk: writes go to it
 as before, and a search inside a write transaction scans it (it sees the transaction's writes).
 
-The rows are sorted by (slot, shard, seq), so that a slot is one contiguous block and a shard of
-it a range within it: a one-slot search counts the bits of that slot's third alone. Each
-partition gives its ``per_shard`` nearest signatures, as vec0's partition keys do.
+The rows are sorted by (shard, slot, seq), so that a partition (slot, shard) is one contiguous
+range and so is a shard across every slot (an all-slot search's partition). Each partition gives
+its ``per_shard`` nearest signatures, as vec0's partition keys do, found in two stages: the
+distance of the first ``SCREEN_WORDS`` words (384 of the 1,024 bits, held as columns: numpy
+counts a column's bits in one call) to every row, then the whole distance of the ``SCREEN`` ×
+``per_shard`` rows nearest by it (768 for the usual 16; every row at the boundary's distance
+kept), read from the rest of the words (``tail``). The first stage reads 48 of each row's 128
+bytes and the second a few percent of the rows: at a million facts the scan took 0.24 of the
+CPU across slots and 0.35-0.38 in one slot, and its candidates held the exact 10 nearest as
+often (docs/benchmarks.md, "The signature scan in two stages"). A partition of no more rows
+than are kept is counted whole: its candidates are exactly the nearest, as vec0's are; a larger
+one's may now and then miss one whose first 384 bits are far for its distance.
 """
 
 from __future__ import annotations
@@ -27,27 +36,33 @@ SHADOW_SQL = """
     FROM {table}_chunks c JOIN {table}_vector_chunks00 v ON v.rowid = c.chunk_id
 """
 VIRTUAL_SQL = "SELECT fact_seq, slot, shard, {column} FROM {table}"
+SCREEN_WORDS = 6  # 64-bit words of each signature the first stage counts (docs/benchmarks.md)
+SCREEN = 48  # rows the first stage keeps per partition, per candidate asked of it (per_shard)
 
 
 @dataclass
 class Signatures:
-    """The index's signatures in memory: ``words`` (rows x BITS/64, uint64), the ``seqs`` and
-    ``shards`` of its rows, sorted by (slot, shard, seq), and where each slot's rows lie."""
+    """The index's signatures in memory, their rows sorted by (shard, slot, seq): the ``seqs``,
+    the first ``SCREEN_WORDS`` words of each as columns (``head``: words × rows, uint64), the
+    rest as rows (``tail``), and where each partition's rows lie: (slot, shard) in ``partitions``,
+    a shard over every slot in ``shards``."""
 
     seqs: Any  # numpy arrays (numpy is imported when first used)
-    shards: Any
-    words: Any
-    slots: dict[str, tuple[int, int]]  # slot -> (start, end) of its rows
-    shard_rows: dict = field(default_factory=dict)  # shard -> its rows' indexes over all slots
+    head: Any
+    tail: Any
+    partitions: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
+    shards: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def nbytes(self) -> int:
-        return int(
-            self.seqs.nbytes
-            + self.shards.nbytes
-            + self.words.nbytes
-            + sum(rows.nbytes for rows in self.shard_rows.values())
-        )
+        return int(self.seqs.nbytes + self.head.nbytes + self.tail.nbytes)
+
+    @property
+    def words(self):
+        """Every row's whole signature (rows × words, uint64): a copy, for checks."""
+        import numpy as np
+
+        return np.concatenate((self.head.T, self.tail), axis=1)
 
     def __len__(self) -> int:
         return len(self.seqs)
@@ -60,39 +75,47 @@ class Signatures:
         return self.scan(signature, slots, per_shard, shards).run()
 
     def scan(self, signature: bytes, slots: list[str] | None, per_shard: int, shards: int) -> Scan:
-        """``candidates`` as tasks two threads can share (``Scan``)."""
+        """``candidates`` as tasks two threads can share (``Scan``), one a partition."""
         import numpy as np
 
         query = np.frombuffer(signature, dtype=np.uint64)
         if slots:
-            tasks = []
-            for slot in dict.fromkeys(slots):
-                if slot not in self.slots:
-                    continue
-                start, end = self.slots[slot]
-                bounds = np.searchsorted(self.shards[start:end], np.arange(shards + 1)) + start
-                for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-                    tasks.append(functools.partial(self._partition, query, lo, hi, per_shard))
-            return Scan([tasks])
-        out = np.empty(len(self.words), dtype=np.int32)
-        counts = [
-            functools.partial(
-                _popcount, self.words[start : start + CHUNK], query, out[start : start + CHUNK]
-            )
-            for start in range(0, len(self.words), CHUNK)
-        ]
-        nearest = [  # the nearest rows of each shard, then their seqs
-            functools.partial(self._shard, out, rows, per_shard)
-            for rows in self.shard_rows.values()
-        ]
-        return Scan([counts, nearest])
+            found = self.partitions
+            ranges = [
+                found[slot, shard]
+                for slot in dict.fromkeys(slots)
+                for shard in range(shards)
+                if (slot, shard) in found
+            ]
+        else:
+            ranges = [self.shards[shard] for shard in range(shards) if shard in self.shards]
+        keep = SCREEN * per_shard
+        return Scan(
+            [
+                [
+                    functools.partial(self._partition, query, lo, hi, keep, per_shard)
+                    for lo, hi in ranges
+                ]
+            ]
+        )
 
-    def _partition(self, query, lo: int, hi: int, per_shard: int) -> list[int]:
-        distances = _popcount(self.words[lo:hi], query)
-        return _nearest(distances, self.seqs[lo:hi], per_shard).tolist()
+    def _partition(self, query, lo: int, hi: int, keep: int, per_shard: int) -> list[int]:
+        """The seqs of the ``per_shard`` nearest rows of ``lo:hi``, in two stages."""
+        import numpy as np
 
-    def _shard(self, distances, rows, per_shard: int) -> list[int]:
-        return self.seqs[_nearest(distances[rows], rows, per_shard)].tolist()
+        width = len(self.head)
+        screened = _distances(self.head[:, lo:hi], query[:width])
+        if hi - lo > keep:
+            bound = np.partition(screened, keep - 1)[keep - 1]
+            rows = np.flatnonzero(screened <= bound)
+            tail = np.take(self.tail, rows + lo, axis=0)
+            screened = screened[rows]
+        else:
+            rows = np.arange(hi - lo)
+            tail = self.tail[lo:hi]
+        distances = _distances(tail.T, query[width:])
+        distances += screened
+        return self.seqs[_nearest(distances, rows, per_shard) + lo].tolist()
 
 
 class Scan:
@@ -153,7 +176,7 @@ class Scan:
 
 def _nearest(distances, seqs, k: int):
     """The ``seqs`` (or rows) of the ``k`` smallest distances; of equal ones at the boundary,
-    the first (a slot's rows are in seq order); vec0 breaks such ties its own way."""
+    the first (a partition's rows are in (slot, seq) order); vec0 breaks such ties its own way."""
     import numpy as np
 
     if len(seqs) <= k:
@@ -164,27 +187,44 @@ def _nearest(distances, seqs, k: int):
     return seqs[np.concatenate((below, tied))]
 
 
-CHUNK = 8192  # rows counted at a time: their XOR and bit counts stay in the CPU's cache
+CHUNK = 8192  # a partition of at most this many rows is counted in one call a step
 
 
-def _popcount(words, query=None, out=None):
-    """Set bits per row of a uint64 matrix (of each row XOR ``query``), ``CHUNK`` rows at a
-    time: one pass over a million rows made 128 MB of temporaries and took 1.4 times as long.
-    ``out``: where to write them (its first rows)."""
+def _distances(columns, query):
+    """The set bits of each row XOR ``query`` (uint16), of a words × rows matrix (a view of
+    rows × words transposed is fine). Up to ``CHUNK`` rows, in one call a step for every
+    column; beyond, a column at a time, three columns' counts (at most 192) added up in bytes
+    before the total: a million facts' first stage read one stream at a time from memory in
+    0.85 of the time of every column at once, where a few thousand rows in the cache are
+    counted in 0.65 of the time in one call a step (numpy's cost per call)."""
     import numpy as np
 
-    if out is None:
-        out = np.empty(len(words), dtype=np.int32)
-    for start in range(0, len(words), CHUNK):
-        part = words[start : start + CHUNK]
-        if query is not None:
-            part = part ^ query
-        if hasattr(np, "bitwise_count"):  # numpy 2 (einsum adds a row's 16 counts faster than sum)
-            counts = np.bitwise_count(part)
-        else:
-            counts = _byte_bits()[part.view(np.uint8)]
-        np.einsum("ij->i", counts, dtype=np.int32, out=out[start : start + CHUNK])
-    return out
+    words, rows = columns.shape
+    if rows <= CHUNK:
+        counts = _bits(np.bitwise_xor(columns, query[:, None], order="C"))
+        return np.add.reduce(counts, axis=0, dtype=np.uint16)
+    total = np.zeros(rows, dtype=np.uint16)
+    xor = np.empty(rows, dtype=np.uint64)
+    group = np.empty(rows, dtype=np.uint8)
+    counts = np.empty(rows, dtype=np.uint8)
+    for start in range(0, words, 3):
+        for i in range(start, min(start + 3, words)):
+            np.bitwise_xor(columns[i], query[i], out=xor)
+            _bits(xor, group if i == start else counts)
+            if i != start:
+                np.add(group, counts, out=group)
+        np.add(total, group, out=total)
+    return total
+
+
+def _bits(words, out=None):
+    """The set bits of each uint64 of ``words`` (uint8, the same shape; into ``out``)."""
+    import numpy as np
+
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(words, out=out)
+    counted = _byte_bits()[words.view(np.uint8)].reshape(*words.shape, 8)  # numpy 1
+    return np.sum(counted, axis=-1, dtype=np.uint8, out=out)
 
 
 @functools.cache
@@ -195,6 +235,32 @@ def _byte_bits():
     return np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(
         axis=1, dtype=np.uint8
     )
+
+
+def arrange(seqs, slots, shards, words) -> Signatures:
+    """``Signatures`` of unsorted rows: their seqs, slot names (an object array), shards and
+    signatures (rows × bytes, uint8, or rows × words, uint64)."""
+    import numpy as np
+
+    names = sorted(set(slots.tolist()))
+    codes = np.searchsorted(np.array(names, dtype=object), slots) if names else slots
+    codes = np.asarray(codes, dtype=np.int64)
+    order = np.lexsort((seqs, codes, shards))
+    seqs, shards, codes = seqs[order], np.asarray(shards)[order], codes[order]
+    words = np.ascontiguousarray(words[order]).view(np.uint64).reshape(len(seqs), -1)
+    width = min(SCREEN_WORDS, words.shape[1])
+    found = Signatures(
+        seqs=seqs,
+        head=np.ascontiguousarray(words[:, :width].T),
+        tail=np.ascontiguousarray(words[:, width:]),
+    )
+    starts = np.flatnonzero(np.diff(shards, prepend=-1) | np.diff(codes, prepend=-1))
+    ends = [*starts[1:].tolist(), len(seqs)]
+    for start, end in zip(starts.tolist(), ends):
+        slot, shard = names[codes[start]], int(shards[start])
+        found.partitions[slot, shard] = (start, end)
+        found.shards[shard] = (found.shards.get(shard, (start, end))[0], end)
+    return found
 
 
 def load(conn, table: str, column: str, bits: int, shards: int) -> Signatures:
@@ -212,22 +278,7 @@ def load(conn, table: str, column: str, bits: int, shards: int) -> Signatures:
         shard_of = np.array([row[2] for row in rows], dtype=np.int64)
         words = np.frombuffer(b"".join(row[3] for row in rows), dtype=np.uint8)
         words = words.reshape(len(rows), width)
-    names = sorted(set(slots.tolist()))
-    codes = np.searchsorted(np.array(names, dtype=object), slots) if names else slots
-    order = np.lexsort((seqs, shard_of, codes))
-    seqs, shard_of, codes = seqs[order], shard_of[order], np.asarray(codes)[order]
-    words = np.ascontiguousarray(words[order]).view(np.uint64)
-    bounds = np.searchsorted(codes, np.arange(len(names) + 1))
-    found = Signatures(
-        seqs=seqs,
-        shards=shard_of,
-        words=words,
-        slots={name: (int(bounds[i]), int(bounds[i + 1])) for i, name in enumerate(names)},
-    )
-    found.shard_rows = {
-        shard: np.flatnonzero(shard_of == shard).astype(np.int32) for shard in range(shards)
-    }
-    return found
+    return arrange(seqs, slots, shard_of, words)
 
 
 def _from_shadow(conn, table: str, width: int):
