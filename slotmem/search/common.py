@@ -184,19 +184,18 @@ def held(lists, tags=None):
     a choice of the best among a million (np.partition), cost a sentence question at 1M facts
     15 ms of its 21 (docs/benchmarks.md)."""
     np = numpy()
-    if tags is not None:  # the slots' facts, each looked up in an array over every held seq
+    postings = sum(len(seqs) for seqs in lists)
+    if tags is not None and postings * 8 >= sum(len(tagged) for tagged in tags):
+        # many postings (a common word): each of the slots' facts looked up in an array over
+        # the held seqs
         top = max((int(seqs[-1]) for seqs in lists if len(seqs)), default=-1)
         dense = np.zeros(top + 1, dtype=np.uint16)
         for i, seqs in enumerate(lists):
             dense[seqs] |= np.uint16(1 << i)
-        parts = []
-        for tagged in tags:
-            tagged = tagged[: np.searchsorted(tagged, top, side="right")]
-            parts.append(tagged[dense[tagged] != 0])
-        seqs = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-        if len(parts) > 1:
-            seqs = np.unique(seqs)  # a fact has one slot: sorting is enough, unique is sure
-        return seqs.astype(np.int64), dense[seqs]
+        parts = [tagged[: np.searchsorted(tagged, top, side="right")] for tagged in tags]
+        seqs = np.sort(np.concatenate([part[dense[part] != 0] for part in parts] or [[]]))
+        seqs = seqs.astype(np.int64)
+        return seqs, dense[seqs]
     # each posting as one integer (seq, list), sorted: a run of one seq holds its lists
     keys = np.sort(
         np.concatenate([(seqs.astype(np.int64) << 4) | i for i, seqs in enumerate(lists)])
@@ -206,7 +205,15 @@ def held(lists, tags=None):
         return seqs, np.zeros(0, dtype=np.uint16)
     starts = np.flatnonzero(np.concatenate(([True], seqs[1:] != seqs[:-1])))
     marks = (np.uint16(1) << (keys & 15).astype(np.uint16)).astype(np.uint16)
-    return seqs[starts], np.bitwise_or.reduceat(marks, starts)
+    seqs, bits = seqs[starts], np.bitwise_or.reduceat(marks, starts)
+    if tags is not None:  # few postings: each held fact looked up in the slots' facts
+        keep = np.zeros(len(seqs), dtype=bool)
+        for tagged in tags:
+            if len(tagged):
+                where = np.minimum(np.searchsorted(tagged, seqs), len(tagged) - 1)
+                keep |= tagged[where] == seqs
+        seqs, bits = seqs[keep], bits[keep]
+    return seqs, bits
 
 
 def fits(arms, max_bytes: int | None = None) -> bool:

@@ -135,29 +135,12 @@ def held(conn, arms, postings: common.Postings, slots: list[str] | None):
     array over every seq (``common.py``'s) costs a millisecond at 1M facts. None when a slot's
     tag postings are not in memory: a slot holds a third of the facts, reading them (20 ms at
     1M, after any write to the index) would cost more than bm25 saves; common.py reads them."""
-    np = common.numpy()
     state = common.structure(conn)
     lists = [postings.get(conn, arm.match, state) for arm in arms]
-    every = np.concatenate([seqs.astype(np.int64) for seqs in lists])
-    marks = np.concatenate(
-        [np.full(len(seqs), 1 << i, dtype=np.int64) for i, seqs in enumerate(lists)]
-    )
-    order = np.argsort(every, kind="stable")
-    every, marks = every[order], marks[order]
-    if not len(every):
-        return every, marks
-    seqs, starts = np.unique(every, return_index=True)
-    bits = np.bitwise_or.reduceat(marks, starts)
-    if slots:
-        keep = np.zeros(len(seqs), dtype=bool)
-        for slot in slots:
-            tagged = postings.cached(planning.slot_tag(slot), state)
-            if tagged is None:
-                return None
-            where = np.minimum(np.searchsorted(tagged, seqs), max(len(tagged) - 1, 0))
-            keep |= (tagged[where] == seqs) if len(tagged) else False
-        seqs, bits = seqs[keep], bits[keep]
-    return seqs, bits
+    tags = [postings.cached(planning.slot_tag(slot), state) for slot in slots or ()]
+    if any(tagged is None for tagged in tags):
+        return None
+    return common.held(lists, tags if slots else None)
 
 
 def _threats(conn, ranking: Ranking, seqs, bound, floor: float, options: dict) -> list[int]:
