@@ -262,3 +262,36 @@ def test_a_slot_is_pruned_only_with_its_tag_postings_in_memory(mem, monkeypatch,
     assert everywhere["threats"] > 20
     monkeypatch.setattr(pruned, "ENABLED", False)
     assert warm == cold == [words_alone(mem, text, o) for text in questions(15) for o in options]
+
+
+def lexical_hits(store, text: str, options: dict) -> list:
+    found = store.query_facts(text, semantic=False, track_access=False, **options)
+    return [(hit.fact.id, hit.score, hit.relevance, hit.fact.tags) for hit in found]
+
+
+def test_a_lexical_search_is_pruned_with_the_same_hits(mem, monkeypatch):
+    """A search by words (``query_facts(semantic=False)``: ``lexical.best``'s statement, each
+    fact read with its tags) prunes the same way: the same hits, scores, relevance and tags as
+    the statement over every posting, each way the pruned search can end taken."""
+    monkeypatch.setattr(pruned, "MIN_POSTINGS", 0)
+    state = common.structure(mem.conn)
+    for slot in ("user", "project", "agent"):  # in memory: the slots' searches prune too
+        common.postings_of(mem._doc_freqs).get(mem.conn, search.plan.slot_tag(slot), state)
+    seen: list = []
+    plain = lexical.best
+
+    def statement(*args, **kwargs):
+        seen.append(kwargs.get("only"))
+        return plain(*args, **kwargs)
+
+    monkeypatch.setattr(lexical, "best", statement)
+    fast = [lexical_hits(mem, text, options) for text in questions() for options in OPTIONS]
+    kept = [only.count(",") + 1 for only in seen if only is not None]
+    assert len(kept) > 200 and max(kept) > 3 * max(o.get("limit", 10) for o in OPTIONS)
+    seen.clear()
+    monkeypatch.setattr(pruned, "ENABLED", False)
+    assert [lexical_hits(mem, text, options) for text in questions() for options in OPTIONS] == (
+        fast
+    )
+    assert seen and all(only is None for only in seen)
+    assert sum(map(len, fast)) > 5000

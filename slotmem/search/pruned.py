@@ -38,6 +38,9 @@ transaction, postings that do not fit, numpy missing, or fewer than ``MIN_POSTIN
 
 from __future__ import annotations
 
+import functools
+import operator
+
 from . import common, lexical
 from . import plan as planning
 from .lexical import FEEDBACK_FLOOR, FEEDBACK_STEP, Ranking
@@ -83,33 +86,48 @@ def search(
     chosen: planning.Plan,
     ranking: Ranking,
     postings: common.Postings,
+    best: bool = False,
     **options,
 ) -> list:
     """``lexical.search(conn, chosen, ranking, **options)``'s rows (the same rows, scores and
-    order), with bm25 run for the facts that can make them (``applies`` first)."""
+    order), with bm25 run for the facts that can make them (``applies`` first); with ``best``,
+    ``lexical.best``'s rows (the tagged lexical search's cheaper statement) the same way."""
     np = common.numpy()
     limit, slots = options["limit"], options["slots"]
+    run = functools.partial(lexical.best if best else lexical.search, conn, chosen, ranking)
+    if best:
+        score = operator.itemgetter(lexical.BEST_SCORE)
+        now = options["now"]
+
+        def weight(row) -> float:
+            return lexical.best_weight(row, ranking, now)
+    else:
+        score = operator.itemgetter("score")
+
+        def weight(row) -> float:
+            return row["confidence"] * row["feedback"] * row["recency"]
+
     with planning.snapshot(conn):
         found = held(conn, chosen.arms, postings, slots)
         if found is None or not len(found[0]):
-            return lexical.search(conn, chosen, ranking, **options)
+            return run(**options)
         seqs, bits = found
         bound = bounds(ranking, chosen)[bits]
         order = np.argsort(-bound, kind="stable")
         seqs, bound = seqs[order], bound[order]
         first = FIRST * limit
         if len(seqs) <= first or seqs.max() >= LARGEST or bound[0] * SCALE >= LARGEST:
-            return lexical.search(conn, chosen, ranking, **options)
+            return run(**options)
         # a loose bound (bm25 for most facts anyway: the plain statement costs less), guessed
         # with each fact's score as if each word were in it once at the average length (the
         # presence score): a guess, either way the rows are the same
         likely = np.sort(common.presence(ranking, chosen.facts, chosen.arms)[bits])[-limit]
         if first + np.count_nonzero(bound >= likely) > MOST * len(seqs):
-            return lexical.search(conn, chosen, ranking, **options)
-        rows = lexical.search(conn, chosen, ranking, only=_array(seqs[:first]), **options)
+            return run(**options)
+        rows = run(only=_array(seqs[:first]), **options)
         if len(rows) < limit:  # the first facts cannot say how low the top goes
-            return lexical.search(conn, chosen, ranking, **options)
-        floor = rows[-1]["score"]
+            return run(**options)
+        floor = score(rows[-1])
         # the facts after the first that some weight could lift to the floor: the bounds are in
         # descending order, so these come first
         bound = bound[first:]
@@ -117,15 +135,15 @@ def search(
         if not len(rest):
             return rows
         # the same guess, now with the rows' floor and the weight of the lowest of them
-        lowest = min(row["confidence"] * row["feedback"] * row["recency"] for row in rows)
+        lowest = min(map(weight, rows))
         likely = np.count_nonzero(bound[: len(rest)] * lowest >= floor)
         if first + likely > MOST * len(seqs):
-            return lexical.search(conn, chosen, ranking, **options)
+            return run(**options)
         threats = _threats(conn, ranking, rest, bound[: len(rest)], floor, options)
         if not threats:
             return rows
         kept = _array([*seqs[:first].tolist(), *threats])
-        return lexical.search(conn, chosen, ranking, only=kept, **options)
+        return run(only=kept, **options)
 
 
 def held(conn, arms, postings: common.Postings, slots: list[str] | None):
