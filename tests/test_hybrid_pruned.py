@@ -295,3 +295,28 @@ def test_a_lexical_search_is_pruned_with_the_same_hits(mem, monkeypatch):
     )
     assert seen and all(only is None for only in seen)
     assert sum(map(len, fast)) > 5000
+
+
+def test_a_plan_guessed_loose_from_its_dfs_reads_no_postings(mem, monkeypatch):
+    """Words of like idf (rare words: a fact holds one, every bound is above the 10th presence
+    score) are guessed loose from their dfs alone, before their postings are read; a mix of
+    rare and common words (a sentence) is not; nor are more words than ``GUESSED``. The rows
+    are the same either way (the tests above)."""
+    from slotmem.search.plan import WORDS, Arm, Plan
+
+    def plan_of(facts, dfs):
+        return Plan(tuple(Arm(f"w{i}", WORDS, f'"w{i}"', df) for i, df in enumerate(dfs)), facts)
+
+    ranking = Ranking()
+    assert pruned._loose(ranking, plan_of(1_000_000, [700, 900, 1_500]), 10)
+    assert not pruned._loose(ranking, plan_of(100_000, [40, 300, 2_000, 4_000, 4_500]), 10)
+    assert not pruned._loose(ranking, plan_of(1_000_000, [700] * (pruned.GUESSED + 1)), 10)
+    # a loose plan goes to the statement over every posting without reading its postings
+    monkeypatch.setattr(pruned, "MIN_POSTINGS", 0)
+    monkeypatch.setattr(pruned, "_loose", lambda ranking, chosen, limit: True)
+    postings = common.Postings()
+    monkeypatch.setattr(common, "postings_of", lambda freqs: postings)
+    for text in questions(10)[-5:]:
+        lexical_hits(mem, text, {})
+        words_alone(mem, text, {})
+    assert len(postings) == 0

@@ -31,6 +31,10 @@ read transaction); the plan (N and the words' dfs, hence the idf the bounds use)
 before it, so a write landing between the two can raise bm25's idf above the bounds' and leave
 out a fact the full statement would rank (not handled: a window of a few milliseconds, and the
 rows are still a ranking of the file as it was or is).
+It serves both searches by words: a hybrid search's search by words alone (``lexical.search``'s
+rows) and a lexical search (``lexical.best``'s, its hits' tags read in the statement: the same
+statement in a cheaper form, so the same rows), which spent most of a sentence question's time
+over every posting (docs/benchmarks.md, "Sentences by words alone, cheaper").
 Not used (the statement runs as before): a plan with a capped or dropped word or a CJK term
 (``common.py``'s case), presence scoring, negative weights or coordination in the ranking, a
 transaction, postings that do not fit, numpy missing, or fewer than ``MIN_POSTINGS`` postings.
@@ -49,6 +53,7 @@ ENABLED = True  # False: the statement scores every posting (tests compare)
 FIRST = 3  # facts scored first, per row asked
 MOST = 0.6  # more threats than this share of the facts: the plain statement costs less
 MIN_POSTINGS = 1_000  # fewer: the whole statement costs little more than the bounds
+GUESSED = 10  # words: more, and the guess from dfs alone (``_loose``) is not made (2^n sets)
 MARGIN = 1e-6  # relative slack on each bound (SQL and numpy round apart, by 1e-15 or so)
 SCALE = 1024  # a bound's fraction kept in _threats' integers (rounded up)
 LARGEST = 2**31  # seqs and scaled bounds must be below it to share an integer (_threats)
@@ -107,6 +112,8 @@ def search(
         def weight(row) -> float:
             return row["confidence"] * row["feedback"] * row["recency"]
 
+    if _loose(ranking, chosen, limit):
+        return run(**options)
     with planning.snapshot(conn):
         found = held(conn, chosen.arms, postings, slots)
         if found is None or not len(found[0]):
@@ -144,6 +151,31 @@ def search(
             return rows
         kept = _array([*seqs[:first].tolist(), *threats])
         return run(only=kept, **options)
+
+
+def _loose(ranking: Ranking, chosen: planning.Plan, limit: int) -> bool:
+    """The guess below (``MOST``) made from the words' dfs alone, before their postings are read:
+    each fact taken to hold each word at random, at the rate of its df (a fact holds a set of
+    the words as often as the product of those rates says). A plan of rare words of like idf
+    (facts holding one each, every bound above the 10th presence score) is loose: at 1M facts
+    reading their postings first cost a rare-word question 1.4x (docs/benchmarks.md). A guess:
+    the rows are the same either way; more than ``GUESSED`` words are not guessed."""
+    np = common.numpy()
+    arms = chosen.arms
+    if len(arms) > GUESSED or not chosen.facts:
+        return False
+    rate = np.array([min(arm.df / chosen.facts, 1.0) for arm in arms])
+    masks = np.arange(1 << len(arms))
+    holds = ((masks[:, None] >> np.arange(len(arms))) & 1).astype(bool)
+    expected = chosen.facts * np.prod(np.where(holds, rate, 1 - rate), axis=1)
+    expected[0] = 0.0  # holds none: not a posting
+    presence = common.presence(ranking, chosen.facts, arms)
+    order = np.argsort(-presence, kind="stable")
+    at = int(np.searchsorted(np.cumsum(expected[order]), limit))
+    if at >= len(order):
+        return False
+    likely = presence[order[at]]
+    return bool(expected[bounds(ranking, chosen) >= likely].sum() > MOST * expected.sum())
 
 
 def held(conn, arms, postings: common.Postings, slots: list[str] | None):
