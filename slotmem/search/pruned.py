@@ -43,7 +43,6 @@ transaction, postings that do not fit, numpy missing, or fewer than ``MIN_POSTIN
 from __future__ import annotations
 
 import functools
-import operator
 
 from . import common, lexical
 from . import plan as planning
@@ -100,17 +99,16 @@ def search(
     np = common.numpy()
     limit, slots = options["limit"], options["slots"]
     run = functools.partial(lexical.best if best else lexical.search, conn, chosen, ranking)
-    if best:
-        score = operator.itemgetter(lexical.BEST_SCORE)
-        now = options["now"]
+    now = options["now"]
+    at: int | str = lexical.BEST_SCORE if best else "score"  # a row's score
 
-        def weight(row) -> float:
+    def score(row) -> float:
+        return row[at]
+
+    def weight(row) -> float:
+        if best:
             return lexical.best_weight(row, ranking, now)
-    else:
-        score = operator.itemgetter("score")
-
-        def weight(row) -> float:
-            return row["confidence"] * row["feedback"] * row["recency"]
+        return row["confidence"] * row["feedback"] * row["recency"]
 
     if _loose(ranking, chosen, limit):
         return run(**options)
