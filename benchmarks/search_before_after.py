@@ -71,9 +71,9 @@ def main(argv=None) -> None:
             vectors[text] = embed(text)
         return vectors[text]
 
-    for name, store in stores.items():
-        if name == "before":  # this tree's search asks Semantic.ask, which remembers them too
-            store.semantic.query_vector = remembered  # type: ignore[method-assign]
+    # both trees' searches ask Semantic.ask, which looks the question up in the vectors it
+    # remembers: both remember the same ones (this tree's), else each embeds its own
+    stores["before"].semantic._queries = stores["after"].semantic._queries
 
     def search(store, text: str, slots, semantic: bool):
         return store.query_facts(

@@ -209,3 +209,47 @@ def test_long_facts_lengths_are_read_as_fts5_stores_them(store, small):
     assert same(got, exhaustive(store, "build note deploy"))
     longs = {fact.id for fact in store.list_facts() if fact.key.startswith("long")}
     assert longs & {fid for fid, _ in got}
+
+
+def dense_candidates(lists, tags, scores, k):
+    """The candidates as common.py chose them before (an array over every seq): the seqs of the
+    ``k`` highest positive presence scores, the newest of equal ones at the boundary, with
+    which lists each holds."""
+    np = common.numpy()
+    top = max((int(seqs[-1]) for seqs in lists if len(seqs)), default=-1)
+    bits = np.zeros(top + 1, dtype=np.uint16)
+    for i, seqs in enumerate(lists):
+        bits[seqs] |= np.uint16(1 << i)
+    if tags is not None:
+        keep = np.zeros(top + 1, dtype=bool)
+        for seqs in tags:
+            keep[seqs[seqs <= top]] = True
+        bits[~keep] = 0
+    found = common._best(np, scores[bits], k)
+    return sorted(zip(found.tolist(), bits[found].tolist()))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_candidates_over_the_held_facts_are_those_over_every_seq(seed):
+    """common.held (the facts the postings hold, not an array over every seq) then _best: the
+    same candidates, ties at the boundary (few distinct scores) broken the same way, with and
+    without slots (a slot's facts may reach beyond the last posting, or hold none), whichever
+    way the slots' facts are looked up."""
+    np = common.numpy()
+    rng = random.Random(seed)
+    n = rng.choice([50, 400, 3000])
+    share = rng.choice([3, 300])  # many postings for the slots' facts, or few (two ways)
+    lists = [
+        np.array(sorted(rng.sample(range(n), rng.randint(0, n // share))), dtype=np.int32)
+        for _ in range(rng.randint(1, 16))
+    ]
+    scores = np.array([rng.choice([0.0, 1.0, 2.5]) for _ in range(1 << len(lists))])
+    scores = common.by_bits(list(scores[[1 << i for i in range(len(lists))]])).astype(np.float32)
+    owner = [rng.randrange(3) for _ in range(n + 50)]
+    slot_seqs = [np.array([s for s in range(n + 50) if owner[s] == o]) for o in range(3)]
+    for tags in [None, [slot_seqs[0]], [slot_seqs[1], slot_seqs[2]], []]:
+        seqs, bits = common.held(lists, tags)
+        assert list(seqs) == sorted(set(seqs.tolist()))
+        found = common._best(np, scores[bits], k := rng.choice([1, 7, 60]))
+        got = sorted(zip(seqs[found].tolist(), bits[found].tolist()))
+        assert got == dense_candidates(lists, tags, scores, k)

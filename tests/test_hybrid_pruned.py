@@ -262,3 +262,61 @@ def test_a_slot_is_pruned_only_with_its_tag_postings_in_memory(mem, monkeypatch,
     assert everywhere["threats"] > 20
     monkeypatch.setattr(pruned, "ENABLED", False)
     assert warm == cold == [words_alone(mem, text, o) for text in questions(15) for o in options]
+
+
+def lexical_hits(store, text: str, options: dict) -> list:
+    found = store.query_facts(text, semantic=False, track_access=False, **options)
+    return [(hit.fact.id, hit.score, hit.relevance, hit.fact.tags) for hit in found]
+
+
+def test_a_lexical_search_is_pruned_with_the_same_hits(mem, monkeypatch):
+    """A search by words (``query_facts(semantic=False)``: ``lexical.best``'s statement, each
+    fact read with its tags) prunes the same way: the same hits, scores, relevance and tags as
+    the statement over every posting, each way the pruned search can end taken."""
+    monkeypatch.setattr(pruned, "MIN_POSTINGS", 0)
+    state = common.structure(mem.conn)
+    for slot in ("user", "project", "agent"):  # in memory: the slots' searches prune too
+        common.postings_of(mem._doc_freqs).get(mem.conn, search.plan.slot_tag(slot), state)
+    seen: list = []
+    plain = lexical.best
+
+    def statement(*args, **kwargs):
+        seen.append(kwargs.get("only"))
+        return plain(*args, **kwargs)
+
+    monkeypatch.setattr(lexical, "best", statement)
+    fast = [lexical_hits(mem, text, options) for text in questions() for options in OPTIONS]
+    kept = [only.count(",") + 1 for only in seen if only is not None]
+    assert len(kept) > 200 and max(kept) > 3 * max(o.get("limit", 10) for o in OPTIONS)
+    seen.clear()
+    monkeypatch.setattr(pruned, "ENABLED", False)
+    assert [lexical_hits(mem, text, options) for text in questions() for options in OPTIONS] == (
+        fast
+    )
+    assert seen and all(only is None for only in seen)
+    assert sum(map(len, fast)) > 5000
+
+
+def test_a_plan_guessed_loose_from_its_dfs_reads_no_postings(mem, monkeypatch):
+    """Words of like idf (rare words: a fact holds one, every bound is above the 10th presence
+    score) are guessed loose from their dfs alone, before their postings are read; a mix of
+    rare and common words (a sentence) is not; nor are more words than ``GUESSED``. The rows
+    are the same either way (the tests above)."""
+    from slotmem.search.plan import WORDS, Arm, Plan
+
+    def plan_of(facts, dfs):
+        return Plan(tuple(Arm(f"w{i}", WORDS, f'"w{i}"', df) for i, df in enumerate(dfs)), facts)
+
+    ranking = Ranking()
+    assert pruned._loose(ranking, plan_of(1_000_000, [700, 900, 1_500]), 10)
+    assert not pruned._loose(ranking, plan_of(100_000, [40, 300, 2_000, 4_000, 4_500]), 10)
+    assert not pruned._loose(ranking, plan_of(1_000_000, [700] * (pruned.GUESSED + 1)), 10)
+    # a loose plan goes to the statement over every posting without reading its postings
+    monkeypatch.setattr(pruned, "MIN_POSTINGS", 0)
+    monkeypatch.setattr(pruned, "_loose", lambda ranking, chosen, limit: True)
+    postings = common.Postings()
+    monkeypatch.setattr(common, "postings_of", lambda freqs: postings)
+    for text in questions(10)[-5:]:
+        lexical_hits(mem, text, {})
+        words_alone(mem, text, {})
+    assert len(postings) == 0

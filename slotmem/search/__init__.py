@@ -184,7 +184,12 @@ def _lexical(
         else:
             rows = lexical.search(conn, chosen, ranking, explain=query.explain, **options)
         return _hits(conn, query, chosen, ranking, rows, total, freqs)
-    found_rows = lexical.best(conn, chosen, ranking, **options)  # tags read in it, cheaper
+    if found is None and pruned.applies(conn, chosen, ranking):
+        del options["rows"]  # bm25 for the facts that can make the top, in ``best``'s form
+        postings = common.postings_of(freqs)
+        found_rows = pruned.search(conn, chosen, ranking, postings, best=True, **options)
+    else:
+        found_rows = lexical.best(conn, chosen, ranking, **options)  # tags read in it, cheaper
     keys = _key_matches(conn, query, chosen, ranking, freqs, [row[_KEY] for row in found_rows])
     return _above(lexical.best_hits(found_rows, ranking, total, keys), floor)
 

@@ -8,9 +8,10 @@ word of the question is scored over all its postings instead, in two steps:
 
 1. **Candidates.** Each word's postings (the fact seqs that hold it) are kept in memory as a
    numpy array (``Postings``); a fact's presence score is the sum over the words it holds of
-   ``idf^1.5 + coordination`` (what ``lexical.py`` scores with tf = 1), added up over a dense
-   array of seqs, and the ``CANDIDATES`` best are kept (of the asked slots: a slot's facts are
-   the postings of its tag, ``plan.slot_tag``).
+   ``idf^1.5 + coordination`` (what ``lexical.py`` scores with tf = 1), added up over the facts
+   the postings hold (``held``: not over an array of every seq, which at 1M facts cost a
+   sentence question 15 ms of its 21), and the ``CANDIDATES`` best are kept (of the asked
+   slots: a slot's facts are the postings of its tag, ``plan.slot_tag``).
 2. **Exact scores.** For those facts only, each matched word's bm25 term frequency is counted
    from the fact's text (``terms.py``'s tokenizer and FTS5's porter stemmer, the length from
    FTS5's ``_docsize``) and the rows go to ``lexical.py``'s statement in place of the FTS5
@@ -164,28 +165,56 @@ def hits(
     ``explain``, ``parts`` (what only an explanation reads) is empty."""
     np = numpy()
     arms = chosen.every
-    if not fits(arms, postings.max_bytes):
+    if not fits(arms, postings.max_bytes) or len(arms) > 16:  # terms.MAX_TERMS is 16
         return None
     state = structure(conn)
     lists = [postings.get(conn, arm.match, state) for arm in arms]
-    top = max((int(seqs[-1]) for seqs in lists if len(seqs)), default=-1)
-    if top < 0:
+    tags = [postings.get(conn, planning.slot_tag(slot), state) for slot in slots or ()]
+    seqs, bits = held(lists, tags if slots else None)
+    if not len(seqs):
         return []
-    kind = np.uint8 if len(arms) <= 8 else np.uint16 if len(arms) <= 16 else None
-    if kind is None:  # pragma: no cover - terms.MAX_TERMS is 16
-        return None
-    bits = np.zeros(top + 1, dtype=kind)
-    for i, seqs in enumerate(lists):
-        bits[seqs] |= kind(1 << i)
-    if slots:
-        tags = [postings.get(conn, planning.slot_tag(slot), state) for slot in slots]
-        keep = np.zeros(top + 1, dtype=bool)
-        for seqs in tags:
-            keep[seqs[seqs <= top]] = True
-        bits[~keep] = 0
     score = presence(ranking, chosen.facts, arms)[bits]  # each fact's presence score
     found = _best(np, score, CANDIDATES)
-    return _rows(conn, chosen, ranking, found.tolist(), bits, tf, explain)
+    return _rows(conn, chosen, ranking, seqs[found].tolist(), bits[found].tolist(), tf, explain)
+
+
+def held(lists, tags=None):
+    """(seqs, bits): the facts in any of the sorted seq arrays ``lists`` (of one of the sorted
+    ``tags`` arrays, a slot's facts, when given), ascending, and for each which lists hold it
+    (bit i: ``lists[i]``, at most 16). Over the postings alone: an array over every seq, and
+    a choice of the best among a million (np.partition), cost a sentence question at 1M facts
+    15 ms of its 21 (docs/benchmarks.md)."""
+    np = numpy()
+    postings = sum(len(seqs) for seqs in lists)
+    if tags is not None and postings * 8 >= sum(len(tagged) for tagged in tags):
+        # many postings (a common word): each of the slots' facts looked up in an array over
+        # the held seqs
+        top = max((int(seqs[-1]) for seqs in lists if len(seqs)), default=-1)
+        dense = np.zeros(top + 1, dtype=np.uint16)
+        for i, seqs in enumerate(lists):
+            dense[seqs] |= np.uint16(1 << i)
+        parts = [tagged[: np.searchsorted(tagged, top, side="right")] for tagged in tags]
+        seqs = np.sort(np.concatenate([part[dense[part] != 0] for part in parts] or [[]]))
+        seqs = seqs.astype(np.int64)
+        return seqs, dense[seqs]
+    # each posting as one integer (seq, list), sorted: a run of one seq holds its lists
+    keys = np.sort(
+        np.concatenate([(seqs.astype(np.int64) << 4) | i for i, seqs in enumerate(lists)])
+    )
+    seqs = keys >> 4
+    if not len(seqs):
+        return seqs, np.zeros(0, dtype=np.uint16)
+    starts = np.flatnonzero(np.concatenate(([True], seqs[1:] != seqs[:-1])))
+    marks = (np.uint16(1) << (keys & 15).astype(np.uint16)).astype(np.uint16)
+    seqs, bits = seqs[starts], np.bitwise_or.reduceat(marks, starts)
+    if tags is not None:  # few postings: each held fact looked up in the slots' facts
+        keep = np.zeros(len(seqs), dtype=bool)
+        for tagged in tags:
+            if len(tagged):
+                where = np.minimum(np.searchsorted(tagged, seqs), len(tagged) - 1)
+                keep |= tagged[where] == seqs
+        seqs, bits = seqs[keep], bits[keep]
+    return seqs, bits
 
 
 def fits(arms, max_bytes: int | None = None) -> bool:
@@ -224,10 +253,17 @@ def _best(np, score, k: int):
 
 
 def _rows(
-    conn, chosen: planning.Plan, ranking, seqs: list[int], bits, tf: bool, explain: bool = True
+    conn,
+    chosen: planning.Plan,
+    ranking,
+    seqs: list[int],
+    bits: list[int],
+    tf: bool,
+    explain: bool = True,
 ) -> list[tuple]:
-    """Per candidate: (seq, match, mass, matched, specific, parts), the arms' parts summed as
-    lexical.py's statement sums them (``parts``: its explanation, "arm:raw ...")."""
+    """Per candidate (``bits``: which arms each of ``seqs`` holds, bit i ``chosen.every[i]``):
+    (seq, match, mass, matched, specific, parts), the arms' parts summed as lexical.py's
+    statement sums them (``parts``: its explanation, "arm:raw ...")."""
     from .lexical import fts5_idf
 
     arms = chosen.every
@@ -245,8 +281,7 @@ def _rows(
         ranking.value_weight,
     )
     out: list[tuple] = []
-    for seq in seqs:
-        held = int(bits[seq])
+    for seq, held in zip(seqs, bits):
         if tf:
             key, value, length = texts.get(seq, ("", "", average))
             key_stems, value_stems = _stems(key), _stems(value)

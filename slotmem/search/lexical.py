@@ -233,6 +233,18 @@ _TAGGED_SQL = (
     "(SELECT group_concat(t.tag, char(31)) FROM memory_fact_tags t WHERE t.fact_seq = f.seq)"
 )
 _WIDTH, _KEY = len(FACT_COLUMNS), FACT_COLUMNS.index("key")
+BEST_SCORE = _WIDTH + BEST_COLUMNS.index("score")  # a ``best`` row's score, by position
+_WEIGHED = tuple(map(FACT_COLUMNS.index, ("confidence", "quality", "updated_at")))
+
+
+def best_weight(row: tuple, ranking: Ranking, now: int) -> float:
+    """About the confidence × feedback × recency of a ``best`` row's fact (its statement does
+    not return them; computed here, not in SQL: good for a guess, not for a score)."""
+    confidence, quality, updated = (row[i] for i in _WEIGHED)
+    weight = confidence * max(FEEDBACK_FLOOR, 1 + FEEDBACK_STEP * quality)
+    if ranking.half_life_days:
+        weight /= 1.0 + max(0, now - updated) / (float(ranking.half_life_days) * DAY_MS)
+    return weight
 
 
 def best_sql(
@@ -249,14 +261,15 @@ def best_sql(
     until: int | None = None,
     tags: tuple[str, ...] = (),
     rows: list[tuple] | None = None,
+    only: str | None = None,
 ) -> tuple[str, dict]:
     """``best``'s statement: the candidates ranked carrying only their seq and the parts of a
     hit (``search``'s ``SELECT *`` carries every column of every candidate through the sort:
     a rare-word question at 100k facts cost 0.8x as much this way, docs/benchmarks.md), then
-    the best ``limit`` joined to their facts and their tags."""
+    the best ``limit`` joined to their facts and their tags. ``only``: as ``search``'s."""
     ranked, params = _ranked(
         plan, ranking, slots, limit, now, min_score, min_relevance, total, False, True, since,
-        until, tags, rows, "seq, mass, matched, specific, score",
+        until, tags, rows, "seq, mass, matched, specific, score", only,
     )  # fmt: skip
     sql = f"""SELECT {_FACT_SQL}, r.mass, r.matched, r.specific, r.score, {_TAGGED_SQL}
         FROM {ranked} r CROSS JOIN memory_facts f ON f.seq = r.seq

@@ -31,12 +31,18 @@ read transaction); the plan (N and the words' dfs, hence the idf the bounds use)
 before it, so a write landing between the two can raise bm25's idf above the bounds' and leave
 out a fact the full statement would rank (not handled: a window of a few milliseconds, and the
 rows are still a ranking of the file as it was or is).
+It serves both searches by words: a hybrid search's search by words alone (``lexical.search``'s
+rows) and a lexical search (``lexical.best``'s, its hits' tags read in the statement: the same
+statement in a cheaper form, so the same rows), which spent most of a sentence question's time
+over every posting (docs/benchmarks.md, "Sentences by words alone, cheaper").
 Not used (the statement runs as before): a plan with a capped or dropped word or a CJK term
 (``common.py``'s case), presence scoring, negative weights or coordination in the ranking, a
 transaction, postings that do not fit, numpy missing, or fewer than ``MIN_POSTINGS`` postings.
 """
 
 from __future__ import annotations
+
+import functools
 
 from . import common, lexical
 from . import plan as planning
@@ -46,6 +52,7 @@ ENABLED = True  # False: the statement scores every posting (tests compare)
 FIRST = 3  # facts scored first, per row asked
 MOST = 0.6  # more threats than this share of the facts: the plain statement costs less
 MIN_POSTINGS = 1_000  # fewer: the whole statement costs little more than the bounds
+GUESSED = 10  # words: more, and the guess from dfs alone (``_loose``) is not made (2^n sets)
 MARGIN = 1e-6  # relative slack on each bound (SQL and numpy round apart, by 1e-15 or so)
 SCALE = 1024  # a bound's fraction kept in _threats' integers (rounded up)
 LARGEST = 2**31  # seqs and scaled bounds must be below it to share an integer (_threats)
@@ -83,33 +90,49 @@ def search(
     chosen: planning.Plan,
     ranking: Ranking,
     postings: common.Postings,
+    best: bool = False,
     **options,
 ) -> list:
     """``lexical.search(conn, chosen, ranking, **options)``'s rows (the same rows, scores and
-    order), with bm25 run for the facts that can make them (``applies`` first)."""
+    order), with bm25 run for the facts that can make them (``applies`` first); with ``best``,
+    ``lexical.best``'s rows (the tagged lexical search's cheaper statement) the same way."""
     np = common.numpy()
     limit, slots = options["limit"], options["slots"]
+    run = functools.partial(lexical.best if best else lexical.search, conn, chosen, ranking)
+    now = options["now"]
+    at: int | str = lexical.BEST_SCORE if best else "score"  # a row's score
+
+    def score(row) -> float:
+        return row[at]
+
+    def weight(row) -> float:
+        if best:
+            return lexical.best_weight(row, ranking, now)
+        return row["confidence"] * row["feedback"] * row["recency"]
+
+    if _loose(ranking, chosen, limit):
+        return run(**options)
     with planning.snapshot(conn):
         found = held(conn, chosen.arms, postings, slots)
         if found is None or not len(found[0]):
-            return lexical.search(conn, chosen, ranking, **options)
+            return run(**options)
         seqs, bits = found
         bound = bounds(ranking, chosen)[bits]
         order = np.argsort(-bound, kind="stable")
         seqs, bound = seqs[order], bound[order]
         first = FIRST * limit
         if len(seqs) <= first or seqs.max() >= LARGEST or bound[0] * SCALE >= LARGEST:
-            return lexical.search(conn, chosen, ranking, **options)
+            return run(**options)
         # a loose bound (bm25 for most facts anyway: the plain statement costs less), guessed
         # with each fact's score as if each word were in it once at the average length (the
         # presence score): a guess, either way the rows are the same
         likely = np.sort(common.presence(ranking, chosen.facts, chosen.arms)[bits])[-limit]
         if first + np.count_nonzero(bound >= likely) > MOST * len(seqs):
-            return lexical.search(conn, chosen, ranking, **options)
-        rows = lexical.search(conn, chosen, ranking, only=_array(seqs[:first]), **options)
+            return run(**options)
+        rows = run(only=_array(seqs[:first]), **options)
         if len(rows) < limit:  # the first facts cannot say how low the top goes
-            return lexical.search(conn, chosen, ranking, **options)
-        floor = rows[-1]["score"]
+            return run(**options)
+        floor = score(rows[-1])
         # the facts after the first that some weight could lift to the floor: the bounds are in
         # descending order, so these come first
         bound = bound[first:]
@@ -117,15 +140,40 @@ def search(
         if not len(rest):
             return rows
         # the same guess, now with the rows' floor and the weight of the lowest of them
-        lowest = min(row["confidence"] * row["feedback"] * row["recency"] for row in rows)
+        lowest = min(map(weight, rows))
         likely = np.count_nonzero(bound[: len(rest)] * lowest >= floor)
         if first + likely > MOST * len(seqs):
-            return lexical.search(conn, chosen, ranking, **options)
+            return run(**options)
         threats = _threats(conn, ranking, rest, bound[: len(rest)], floor, options)
         if not threats:
             return rows
         kept = _array([*seqs[:first].tolist(), *threats])
-        return lexical.search(conn, chosen, ranking, only=kept, **options)
+        return run(only=kept, **options)
+
+
+def _loose(ranking: Ranking, chosen: planning.Plan, limit: int) -> bool:
+    """The guess below (``MOST``) made from the words' dfs alone, before their postings are read:
+    each fact taken to hold each word at random, at the rate of its df (a fact holds a set of
+    the words as often as the product of those rates says). A plan of rare words of like idf
+    (facts holding one each, every bound above the 10th presence score) is loose: at 1M facts
+    reading their postings first cost a rare-word question 1.4x (docs/benchmarks.md). A guess:
+    the rows are the same either way; more than ``GUESSED`` words are not guessed."""
+    np = common.numpy()
+    arms = chosen.arms
+    if len(arms) > GUESSED or not chosen.facts:
+        return False
+    rate = np.array([min(arm.df / chosen.facts, 1.0) for arm in arms])
+    masks = np.arange(1 << len(arms))
+    holds = ((masks[:, None] >> np.arange(len(arms))) & 1).astype(bool)
+    expected = chosen.facts * np.prod(np.where(holds, rate, 1 - rate), axis=1)
+    expected[0] = 0.0  # holds none: not a posting
+    presence = common.presence(ranking, chosen.facts, arms)
+    order = np.argsort(-presence, kind="stable")
+    at = int(np.searchsorted(np.cumsum(expected[order]), limit))
+    if at >= len(order):
+        return False
+    likely = presence[order[at]]
+    return bool(expected[bounds(ranking, chosen) >= likely].sum() > MOST * expected.sum())
 
 
 def held(conn, arms, postings: common.Postings, slots: list[str] | None):
@@ -135,29 +183,12 @@ def held(conn, arms, postings: common.Postings, slots: list[str] | None):
     array over every seq (``common.py``'s) costs a millisecond at 1M facts. None when a slot's
     tag postings are not in memory: a slot holds a third of the facts, reading them (20 ms at
     1M, after any write to the index) would cost more than bm25 saves; common.py reads them."""
-    np = common.numpy()
     state = common.structure(conn)
     lists = [postings.get(conn, arm.match, state) for arm in arms]
-    every = np.concatenate([seqs.astype(np.int64) for seqs in lists])
-    marks = np.concatenate(
-        [np.full(len(seqs), 1 << i, dtype=np.int64) for i, seqs in enumerate(lists)]
-    )
-    order = np.argsort(every, kind="stable")
-    every, marks = every[order], marks[order]
-    if not len(every):
-        return every, marks
-    seqs, starts = np.unique(every, return_index=True)
-    bits = np.bitwise_or.reduceat(marks, starts)
-    if slots:
-        keep = np.zeros(len(seqs), dtype=bool)
-        for slot in slots:
-            tagged = postings.cached(planning.slot_tag(slot), state)
-            if tagged is None:
-                return None
-            where = np.minimum(np.searchsorted(tagged, seqs), max(len(tagged) - 1, 0))
-            keep |= (tagged[where] == seqs) if len(tagged) else False
-        seqs, bits = seqs[keep], bits[keep]
-    return seqs, bits
+    tags = [postings.cached(planning.slot_tag(slot), state) for slot in slots or ()]
+    if any(tagged is None for tagged in tags):
+        return None
+    return common.held(lists, tags if slots else None)
 
 
 def _threats(conn, ranking: Ranking, seqs, bound, floor: float, options: dict) -> list[int]:
