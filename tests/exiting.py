@@ -6,11 +6,14 @@ nothing else. Run by tests/test_workers.py in a process of its own:
 SCENARIO: slow (a fake model takes a second over the question and then writes MARKER: the
 search's planning raises meanwhile, and the exit must wait for the worker's call), default (the
 default model, the file reopened: the objects the fork handlers hold weakly are collected at
-the exit). Nothing catches the RuntimeError("boom").
+the exit). Nothing catches the RuntimeError("boom"). atexit: no exception; an exit handler
+that runs after the workers' own (registered before they are imported) searches, and prints
+what it found: its question must run in its caller, not wait for a worker that has ended.
 """
 
 from __future__ import annotations
 
+import atexit
 import sys
 import time
 from pathlib import Path
@@ -49,13 +52,30 @@ def slow_model():
     return SlowVectors
 
 
+opened: list = []
+
+
+def search_at_exit() -> None:
+    store = opened[0]
+    store.semantic.forget_query_vectors()  # a new question: the worker would embed it
+    hits = store.query_facts("when do we deploy the tea", track_access=False)
+    print(f"{len(hits)} hits at exit", flush=True)
+
+
+if SCENARIO == "atexit":
+    assert "slotmem.storage.workers" not in sys.modules  # its handler is registered after this
+    atexit.register(search_at_exit)  # so it runs after the workers' (last in, first out)
 model = None
-if SCENARIO == "slow":
+if SCENARIO in ("slow", "atexit"):
     model = slow_model()
     semantic.os.cpu_count = lambda: 2  # a worker even on one core
 with Store(DATABASE, create=True) as store:
     store.upsert_many(FACTS)
     store.semantic.reindex(model.model_id if model else None)
+if SCENARIO == "atexit":
+    opened.append(Store(DATABASE))
+    assert opened[0].query_facts("deploy", track_access=False)  # the worker ran
+    sys.exit(0)
 if model:
     model.slow = True  # the search's question, not the facts, takes a second
 plan.plan = boom

@@ -247,7 +247,7 @@ def test_candidates_over_the_held_facts_are_those_over_every_seq(seed):
     scores = common.by_bits(list(scores[[1 << i for i in range(len(lists))]])).astype(np.float32)
     owner = [rng.randrange(3) for _ in range(n + 50)]
     slot_seqs = [np.array([s for s in range(n + 50) if owner[s] == o]) for o in range(3)]
-    for tags in [None, [slot_seqs[0]], [slot_seqs[1], slot_seqs[2]], []]:
+    for tags in [None, [slot_seqs[0]], [slot_seqs[1], slot_seqs[2]], [], [slot_seqs[0]] * 2]:
         seqs, bits = common.held(lists, tags)
         assert list(seqs) == sorted(set(seqs.tolist()))
         found = common._best(np, scores[bits], k := rng.choice([1, 7, 60]))

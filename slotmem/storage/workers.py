@@ -9,7 +9,7 @@ the file (tests/forking.py, "asked"). A ``Worker`` holds no lock through a fork;
 a new one in a child (which has none of its parent's threads).
 
 Its thread is a daemon (a Store never closed does not keep its process from exiting), and the
-process's exit lets it finish the call it is running first (``FINISH_SECONDS`` at most): a
+process's exit lets it finish the calls queued on it first (``FINISH_SECONDS`` at most): a
 daemon thread still inside a C++ extension (a question's onnxruntime run, say) when the
 interpreter goes ended the process with "terminate called without an active exception" and
 SIGABRT, where an exception raised meanwhile (Ctrl-C in a search) should have ended it with its
@@ -77,6 +77,7 @@ class _Tally:
 FINISH_SECONDS = 10.0  # the longest a process's exit waits for its workers' calls under way
 _threads: dict[threading.Thread, queue.SimpleQueue] = {}  # this process's, with their queues
 _threads_lock = threading.Lock()
+_exiting = False  # set at exit: from then on every call runs in its caller
 
 
 def _serve(jobs: queue.SimpleQueue, tally: _Tally) -> None:
@@ -91,8 +92,11 @@ def _serve(jobs: queue.SimpleQueue, tally: _Tally) -> None:
 @atexit.register
 def _finish() -> None:
     """At exit (after the interpreter joined its other threads, before it goes): every worker
-    thread ends once the calls queued so far have run, and the exit waits for that."""
+    thread ends once the calls queued so far have run, and the exit waits for that; a call
+    submitted later (by another exit handler's search) runs in its caller."""
+    global _exiting
     with _threads_lock:
+        _exiting = True
         running = list(_threads.items())
     deadline = time.monotonic() + FINISH_SECONDS
     for _, jobs in running:
@@ -134,7 +138,7 @@ class Worker:
         job = Job(function)
         tally = self._tally
         with tally.lock:
-            closed = self._closed
+            closed = self._closed or _exiting
             if not closed:
                 if idle and tally.pending:
                     return None
@@ -143,10 +147,12 @@ class Worker:
                     self._thread = threading.Thread(
                         target=_serve, args=(self._jobs, tally), name=self.name, daemon=True
                     )
+                    self._thread.start()
                     with _threads_lock:
                         _threads[self._thread] = self._jobs
-                    self._thread.start()
-                    weakref.finalize(self, self._jobs.put, None)
+                    # not at exit: _finish ends the thread then (a finalizer's put at exit,
+                    # after _finish, would leave a later call queued with no thread to run it)
+                    weakref.finalize(self, self._jobs.put, None).atexit = False
                 # queued under the lock: a shutdown cannot end the thread between the count
                 # and the queue, leaving this call never run and its caller waiting
                 self._jobs.put(job)

@@ -247,7 +247,8 @@ def arrange(seqs, slots, shards, words) -> Signatures:
     codes = np.asarray(codes, dtype=np.int64)
     order = np.lexsort((seqs, codes, shards))
     seqs, shards, codes = seqs[order], np.asarray(shards)[order], codes[order]
-    words = np.ascontiguousarray(words[order]).view(np.uint64).reshape(len(seqs), -1)
+    words = np.ascontiguousarray(words[order]).view(np.uint64)
+    words = words.reshape(len(seqs), words.shape[-1])  # (rows x words; no rows: 0 x words)
     width = min(SCREEN_WORDS, words.shape[1])
     found = Signatures(
         seqs=seqs,
