@@ -37,6 +37,13 @@ class WordVectors(SharedWordVectors):
     model_id = "fake-words-bound"
 
 
+@pytest.fixture(autouse=True)
+def budgeted(monkeypatch):
+    """A hybrid leg within its own budget, as in a large file (with this file's few facts most
+    plans would be shared: plan.SHARED_BUDGET), so that the bound runs apart."""
+    monkeypatch.setattr(search.plan, "SHARED_BUDGET", 0)
+
+
 @pytest.fixture(scope="module")
 def mem(tmp_path_factory):
     """1,500 facts: the commonest words are in more than 1,000 of them, so questions of them

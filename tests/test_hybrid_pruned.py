@@ -24,6 +24,13 @@ class WordVectors(SharedWordVectors):
     model_id = "fake-words-pruned"
 
 
+@pytest.fixture(autouse=True)
+def budgeted(monkeypatch):
+    """A hybrid leg within its own budget, as in a large file (with this file's few facts most
+    plans would be shared: plan.SHARED_BUDGET), so that the pruned search by words alone runs apart."""
+    monkeypatch.setattr(search.plan, "SHARED_BUDGET", 0)
+
+
 @pytest.fixture(scope="module")
 def mem(tmp_path_factory):
     """1,200 facts of 3 to 30 words drawn with repeats (term frequencies of 1 to 4, lengths

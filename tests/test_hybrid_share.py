@@ -156,9 +156,16 @@ def fts_statements(store, text: str, **options) -> int:
 
 
 @pytest.mark.parametrize("options", [{}, {"min_relevance": 0.3, "slots": ["user"]}])
-def test_a_rare_word_hybrid_search_runs_its_terms_once(mem, options):
+def test_a_rare_word_hybrid_search_runs_its_terms_once(mem, options, monkeypatch):
     mem.semantic.query_vector(f"{WORDS[120]} {WORDS[130]}")  # embedded before: not counted
     assert fts_statements(mem, f"{WORDS[120]} {WORDS[130]}", **options) == 1
-    # a common word is capped within the hybrid leg's budget: two searches, as before
+    # common words capped within the hybrid leg's budget: two searches, as before, unless the
+    # search by words alone keeps every one of their postings within plan.SHARED_BUDGET
     with_common = f"{WORDS[0]} {WORDS[1]} {WORDS[2]} {WORDS[3]} {WORDS[4]} {WORDS[130]}"
+    planning = search.plan
+    chosen = planning.plan(mem.conn, search.Query.parse(with_common).terms, planning.HYBRID_BUDGET)
+    alone = planning.choose(list(chosen.every), chosen.facts)
+    assert chosen != alone and not alone.dropped  # capped in the leg, every posting alone
+    assert fts_statements(mem, with_common, **options) == 1
+    monkeypatch.setattr(planning, "SHARED_BUDGET", sum(arm.df for arm in alone.arms) - 1)
     assert fts_statements(mem, with_common, **options) > 1

@@ -75,6 +75,8 @@ def _hybrid(
     chosen = plan.plan(conn, query.terms, plan.HYBRID_BUDGET, freqs) if query.terms else None
     # the search by words alone plans the same terms (the same snapshot) without a budget
     alone = plan.choose(list(chosen.every), chosen.facts) if chosen is not None else None
+    if alone and alone != chosen and plan.shareable(alone):
+        chosen = alone  # the leg runs the plan of the words alone: one statement for both
     shared = SHARED and chosen and chosen == alone and not query.explain
     scored: list = []
     total = 0.0

@@ -33,6 +33,11 @@ COMMON_MIN = 1_000
 FLOOR = 4
 POSTINGS_BUDGET = 8_000
 HYBRID_BUDGET = 500  # in a hybrid search the semantic leg brings candidates as well
+# ... unless its search by words alone, which it runs too, keeps every posting of every word
+# and they number at most this: then its leg runs that plan, and both are one statement
+# (lexical.search_both). At 1M facts a rare-word question's hybrid search took 0.80-0.88 of
+# the time; at 100k nothing moved; 8,000 cost sentences across slots 1.28x (docs/benchmarks.md)
+SHARED_BUDGET = 2_000
 MAX_EXPANSIONS = 64  # trigrams one CJK gram may expand to (the most frequent are kept)
 
 
@@ -85,6 +90,15 @@ def choose(arms: list[Arm], facts: int, budget: int | None = None) -> Plan:
     kept = {arm.term for arm in chosen}
     dropped = tuple(arm.term for arm in arms if arm.term not in kept)
     return Plan(tuple(chosen), facts, dropped, tuple(arms))
+
+
+def shareable(chosen: Plan) -> bool:
+    """Whether a hybrid search's leg runs ``chosen``, its search by words alone's plan, in
+    place of its own budgeted one: no word dropped or capped, at most ``SHARED_BUDGET``
+    postings in all."""
+    if chosen.dropped or any(arm.cap is not None for arm in chosen.arms):
+        return False
+    return sum(arm.df for arm in chosen.arms) <= SHARED_BUDGET
 
 
 @contextlib.contextmanager
