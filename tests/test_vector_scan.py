@@ -73,7 +73,7 @@ def hamming(store, blob, seqs):
     """The sorted Hamming distances of these facts' signatures to the question's."""
     import numpy as np
 
-    signatures = scan.load(store.conn, "memory_vec", simhash.VERSION, simhash.BITS, 16)
+    signatures = scan.load(store.conn, "memory_vec", simhash.VERSION, simhash.BITS)
     row = {seq: i for i, seq in enumerate(signatures.seqs.tolist())}
     [signature] = simhash.signatures([blob], len(blob) // 4)
     query = np.frombuffer(signature, dtype=np.uint64)

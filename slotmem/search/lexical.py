@@ -69,12 +69,20 @@ class Ranking:
         return _idf(facts, df, self.idf_power)
 
     def factors(self) -> tuple[str, str]:
-        """SQL for feedback and recency, over the fact row ``f``."""
+        """SQL for feedback and recency, over the fact row ``f`` (``weight``: in Python)."""
         feedback = f"max({FEEDBACK_FLOOR}, 1 + {FEEDBACK_STEP} * f.quality)"
         if not self.half_life_days:
             return feedback, "1.0"
         half_life_ms = float(self.half_life_days) * DAY_MS
         return feedback, f"(1.0 / (1.0 + max(0, :now - f.updated_at) / {half_life_ms!r}))"
+
+    def weight(self, confidence: float, quality: int, updated_at: int, now: int) -> float:
+        """confidence × feedback × recency of a fact, as ``factors``' SQL computes the last two
+        (in floats of their own: good for a guess, not for a score)."""
+        weight = confidence * max(FEEDBACK_FLOOR, 1 + FEEDBACK_STEP * quality)
+        if self.half_life_days:
+            weight /= 1.0 + max(0, now - updated_at) / (float(self.half_life_days) * DAY_MS)
+        return weight
 
     def sql(
         self,
@@ -238,13 +246,9 @@ _WEIGHED = tuple(map(FACT_COLUMNS.index, ("confidence", "quality", "updated_at")
 
 
 def best_weight(row: tuple, ranking: Ranking, now: int) -> float:
-    """About the confidence × feedback × recency of a ``best`` row's fact (its statement does
-    not return them; computed here, not in SQL: good for a guess, not for a score)."""
+    """``Ranking.weight`` of a ``best`` row's fact (its statement does not return the factors)."""
     confidence, quality, updated = (row[i] for i in _WEIGHED)
-    weight = confidence * max(FEEDBACK_FLOOR, 1 + FEEDBACK_STEP * quality)
-    if ranking.half_life_days:
-        weight /= 1.0 + max(0, now - updated) / (float(ranking.half_life_days) * DAY_MS)
-    return weight
+    return ranking.weight(confidence, quality, updated, now)
 
 
 def best_sql(

@@ -195,9 +195,7 @@ class VectorIndex:
                 self._waited += 1
                 if self._waited <= patience:
                     return None
-                self._signatures = scan.load(
-                    conn, VEC_TABLE, simhash.VERSION, simhash.BITS, self.shards
-                )
+                self._signatures = scan.load(conn, VEC_TABLE, simhash.VERSION, simhash.BITS)
             seen.conn, seen.version, seen.dirty = conn, version, False
             self._waited = 0
             return self._signatures

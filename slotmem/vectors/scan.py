@@ -264,7 +264,7 @@ def arrange(seqs, slots, shards, words) -> Signatures:
     return found
 
 
-def load(conn, table: str, column: str, bits: int, shards: int) -> Signatures:
+def load(conn, table: str, column: str, bits: int) -> Signatures:
     """The index's signatures, read from vec0's shadow tables (from the virtual table when they
     are not laid out as sqlite-vec 0.1.x lays them out)."""
     import numpy as np
