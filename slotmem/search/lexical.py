@@ -19,7 +19,8 @@
 
 Each term is one arm of a UNION ALL (FTS5 scores it with ``rank MATCH 'bm25(2.0, 1.0)'``); the
 arms' parts are summed per fact, the fact row is joined once, and ``ORDER BY score LIMIT n``
-(equal scores: the shorter fact first).
+(equal scores: the shorter fact first) over rows carrying only the scores; the best are then
+joined to their facts again for their columns.
 Each row also carries ``mass``, the Σ idf(t)^1.5 of the terms it matched: its share of the
 query's mass is the coverage that ``relevance.py`` reads (and ``fusion.py``).
 """
