@@ -383,6 +383,17 @@ def test_knn_reranks_sign_bit_candidates_by_exact_cosine(store):
     assert [(seq, round(d, 6)) for seq, d in found] == [(seq, round(d, 6)) for seq, d in exact]
 
 
+def test_knn_is_the_first_call_of_a_new_store(mem):
+    """A Store opened on a semantic file whose first call is ``knn``: its index's reads (vec0's
+    scans, before the signatures are held in memory) load sqlite-vec into the connection they
+    use, on whichever thread. Before, "no such module: vec0" unless a search had come first."""
+    blob = mem.semantic.query_vector("When do we ship?")
+    expected = mem.semantic.knn(blob, None, 2)
+    with Store(mem.path) as fresh:
+        assert fresh.semantic.knn(blob, None, 2) == expected
+        assert fresh.semantic.knn(blob, ["project"], 1) == expected[:1]
+
+
 def test_knn_takes_its_candidates_from_every_shard(store, monkeypatch):
     """Each slot's index is split into SHARDS partitions (seq modulo SHARDS), and a search takes
     the nearest signatures of each: sqlite-vec's cost grows with k times the facts scanned."""

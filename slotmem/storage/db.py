@@ -494,10 +494,16 @@ class Connections:
             self._mode = "rw"  # created: later connections must not create it again
         return conn
 
+    def with_vec(self):
+        """This thread's connection with sqlite-vec loaded (``vec_error`` says why it could not
+        be), as is every connection from now on: the vector index's reads need it on whichever
+        thread runs them."""
+        self._vec_wanted = True
+        return self.get()
+
     def vec_error(self) -> str | None:
         """Why this thread's connection has no sqlite-vec (None: it has)."""
-        self._vec_wanted = True
-        self.get()
+        self.with_vec()
         return self._local.vec_error
 
     def close(self):

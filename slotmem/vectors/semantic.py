@@ -107,7 +107,7 @@ class Semantic:
         """The vector index (imported when first used: a lexical read never needs it)."""
         from .index import VectorIndex
 
-        return VectorIndex(self._connections.get)
+        return VectorIndex(self._connections.with_vec)
 
     @property
     def conn(self):
