@@ -75,6 +75,20 @@ def test_a_lexical_context_imports_only_what_it_needs(db_path):
     ]
 
 
+def test_forgetting_a_fact_of_a_lexical_file_loads_no_vector_code(db_path):
+    """A file without semantic search has no vector index: a delete does not load sqlite-vec
+    to find out (nor make every later connection load it)."""
+    code = (
+        "import sys\nfrom slotmem import Store\n"
+        f"store = Store({str(db_path)!r}, create=True)\n"
+        "store.upsert('user', 'editor', 'Maja uses Neovim')\n"
+        "store.delete('user', 'editor')\n"
+        "print(store.get('user', 'editor'), 'sqlite_vec' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "None False"
+
+
 def test_the_cli_knows_which_module_holds_each_command():
     """The lazy group lists every command a module of slotmem.cli defines, under that module."""
     code = (

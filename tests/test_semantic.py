@@ -257,7 +257,13 @@ try:
     reindex = "ran"
 except Exception as e:
     reindex = str(e)
-print(json.dumps({"hits": hits, "stats": store.stats()["semantic"], "doctor": row, "reindex": reindex}))
+try:
+    store.semantic.knn(bytes(256), None, 2)
+    knn = "ran"
+except Exception as e:
+    knn = f"{type(e).__name__}: {e}"
+print(json.dumps({"hits": hits, "stats": store.stats()["semantic"], "doctor": row,
+                  "reindex": reindex, "knn": knn}))
 """
     env = {**os.environ, "SLOTMEM_SQLITE_DRIVER": "sqlite3"}
     out = subprocess.run(
@@ -273,6 +279,8 @@ print(json.dumps({"hits": hits, "stats": store.stats()["semantic"], "doctor": ro
     assert data["hits"] == ["deploy.schedule"]
     assert "cannot load extensions" in data["stats"] and "slotmem[semantic]" in data["stats"]
     assert not data["doctor"]["ok"] and "cannot load extensions" in data["doctor"]["detail"]
+    # the vector index read directly: the same line, not "no such module: vec0"
+    assert data["knn"].startswith("SlotmemError: ") and "cannot load extensions" in data["knn"]
     assert "slotmem[semantic]" in data["doctor"]["fix"]
     assert "cannot build the vector index" in data["reindex"]
     # back with the extension: the fact written meanwhile is stale until reindex; the deleted

@@ -338,7 +338,8 @@ class Semantic:
     def forget(self, seqs: list[int]) -> None:
         """Inside the caller's transaction: drop these facts from the vector index (their
         stored vectors go with the facts, by trigger)."""
-        if seqs and self.vec_error() is None and self.has_index():
+        # a file without semantic search has no vector index: nothing to load for it
+        if seqs and self.model_id() is not None and self.vec_error() is None and self.has_index():
             self.index.remove(seqs)
 
     # -- searching (search.hybrid.VectorLeg) ------------------------------------------------
@@ -457,7 +458,11 @@ class Semantic:
 
     def knn(self, blob: bytes, slots: list[str] | None, k: int) -> list[tuple[int, float]]:
         """The ``k`` nearest facts by cosine distance, best first: the index's candidates
-        re-ranked by their stored vectors."""
+        re-ranked by their stored vectors. Raises SlotmemError when this process cannot read
+        the index (the line ``off_reason`` gives)."""
+        error = self.vec_error()
+        if error:
+            raise SlotmemError(error)
         candidates = self.index.candidates(blob, slots, k)
         ranked = sorted(
             self.distances(blob, candidates).items(), key=lambda item: (item[1], item[0])
