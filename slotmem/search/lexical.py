@@ -222,7 +222,8 @@ def search(
 
 # What a ``search`` row carries beside the fact's columns, in order; ``search_both``'s also
 # ``_BOTH``. The candidates are ranked carrying these and their size alone, and the best
-# joined to their facts: carrying each candidate's whole row through the sort cost 1.6x.
+# joined to their facts: carrying each candidate's whole row through the sort cost
+# ``search_both`` 1.17x and the hybrid leg's statement 1.09x (docs/benchmarks.md).
 _CARRIED = ("match", "mass", "matched", "specific", "feedback", "recency", "score")
 _CARRIED_EXPLAINED = (*_CARRIED[:4], "parts", *_CARRIED[4:])
 _BOTH = ("pmatch", "pscore")
