@@ -225,7 +225,16 @@ def search(
 # joined to their facts: carrying each candidate's whole row through the sort cost
 # ``search_both`` 1.17x and the hybrid leg's statement 1.09x (docs/benchmarks.md).
 _CARRIED = ("match", "mass", "matched", "specific", "feedback", "recency", "score")
-_CARRIED_EXPLAINED = (*_CARRIED[:4], "parts", *_CARRIED[4:])
+_CARRIED_EXPLAINED = (
+    "match",
+    "mass",
+    "matched",
+    "specific",
+    "parts",
+    "feedback",
+    "recency",
+    "score",
+)
 _BOTH = ("pmatch", "pscore")
 _SIZE = "length(key) + length(value) AS size"  # the tie-break's, as ``_ranked`` orders
 
