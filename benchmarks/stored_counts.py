@@ -45,7 +45,7 @@ from slotmem.search import plan as planning
 class Kept:
     """What a stored form of the counts would give a search (built by reading every fact)."""
 
-    def __init__(self, conn, slot: str | None):
+    def __init__(self, conn):
         rows = conn.execute(
             "SELECT f.seq, f.key, f.value, d.sz, f.confidence, f.quality, f.slot, "
             f"length(f.key) + length(f.value) FROM memory_facts f "
@@ -53,12 +53,13 @@ class Kept:
         ).fetchall()
         top = max(row[0] for row in rows) + 1
         self.length, self.weight, self.size = np.zeros(top), np.zeros(top), np.zeros(top)
-        self.asked = np.zeros(top, dtype=bool)
+        self.slot = np.zeros(top, dtype=np.int32)  # a code per slot name (``codes``)
+        self.codes: dict[str, int] = {}
         counts: dict[str, dict[int, int]] = collections.defaultdict(dict)
         for seq, key, value, size, confidence, quality, fact_slot, chars in rows:
             self.length[seq] = common._varints_sum(bytes(size))
             self.weight[seq] = confidence * max(0.2, 1 + 0.15 * quality)
-            self.asked[seq] = slot is None or fact_slot == slot
+            self.slot[seq] = self.codes.setdefault(fact_slot, len(self.codes))
             self.size[seq] = chars
             found: collections.Counter = collections.Counter()
             for word in common._stems(key):
@@ -75,10 +76,11 @@ class Kept:
         self.average = common._average_length(conn)
         self.exceptions = sum(len(held) for held in counts.values())
 
-    def best(self, chosen, lists, ranking, limit: int) -> list[int]:
+    def best(self, chosen, lists, ranking, limit: int, slot: str | None) -> list[int]:
         seqs, parts = [], []
         for arm, postings in zip(chosen.arms, lists):
-            postings = postings[self.asked[postings]]
+            if slot is not None:
+                postings = postings[self.slot[postings] == self.codes.get(slot, -1)]
             count = np.ones(len(postings))
             stored = self.counts.get(planning.stem(arm.term))
             if stored is not None and len(postings):
@@ -121,8 +123,8 @@ def main(argv=None) -> None:
         shutil.copy(args.db, copy)
         with Store(copy) as store:
             conn, postings = store.conn, common.postings_of(store._doc_freqs)
+            kept = Kept(conn)
             for slot in ("user", None):
-                kept = Kept(conn, slot)
                 today, counted, same, asked = [], [], 0, 0
                 for text in questions:
                     chosen = planning.plan(conn, terms.parse(text), None, store._doc_freqs)
@@ -141,7 +143,7 @@ def main(argv=None) -> None:
                     state = common.structure(conn)
                     lists = [postings.get(conn, arm.match, state) for arm in chosen.arms]
                     start = time.perf_counter()
-                    mine = kept.best(chosen, lists, store.ranking, args.limit)
+                    mine = kept.best(chosen, lists, store.ranking, args.limit, slot)
                     counted.append(time.perf_counter() - start)
                     ids = [hit.fact.id for hit in hits]
                     marks = ",".join("?" * len(ids))
