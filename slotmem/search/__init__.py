@@ -135,8 +135,8 @@ def _hybrid(
 
 # A word in fewer than this share of the facts: the bound seldom proves a hybrid search's hits
 # unchanged (a fact holding a specific word is relevant by its words alone), so the search by
-# words alone runs while the worker embeds (docs/benchmarks.md, "The search by words alone
-# while the question is embedded")
+# words alone runs while the worker embeds (docs/benchmarks.md, "Hybrid at 100k: the scan
+# unshared, the words alone sooner")
 EARLY_RATE = 0.01
 
 

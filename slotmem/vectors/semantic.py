@@ -33,8 +33,8 @@ MAX_QUERY_CHARS = 4000
 CONCURRENT = True  # False: a search's question is embedded on its calling thread (tests compare)
 SHARE_SCAN = True  # False: the calling thread waits for the worker's scan instead of joining in
 # signatures a scan counts before the calling thread joins in: below, the two threads' turns at
-# the GIL over small tasks cost more than the second core saves (docs/benchmarks.md, "The
-# calling thread joins the scan of a large index only")
+# the GIL over small tasks cost more than the second core saves (docs/benchmarks.md, "Hybrid at
+# 100k: the scan unshared, the words alone sooner")
 SHARE_ROWS = 250_000
 BACKFILL = 32  # facts without a vector embedded, at most, before a search (see ``backfill``)
 NO_VECTOR = (
