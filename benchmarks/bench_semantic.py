@@ -373,7 +373,10 @@ def exact_nearest(store: Store, blobs: list[bytes], places: dict, k: int = 10) -
 
 def compare_scan_alone(store: Store, texts: list[str], before: Path | None, rounds: int = 2):
     """The signature scan alone, this checkout's (and ``before``'s), in CPU ms per question:
-    on one thread, and shared by two threads as a hybrid search shares it."""
+    on one thread, and shared by two threads as a hybrid search shares it. (A checkout before
+    b637822 takes the shard count in ``load`` too.)"""
+    import inspect
+
     from slotmem.storage.workers import Worker
     from slotmem.vectors import scan, simhash
     from slotmem.vectors.index import VEC_TABLE
@@ -384,7 +387,8 @@ def compare_scan_alone(store: Store, texts: list[str], before: Path | None, roun
     copies, loads = {}, {}
     for name, module in reading.items():
         start = time.process_time()
-        copies[name] = module.load(store.conn, VEC_TABLE, simhash.VERSION, simhash.BITS, SHARDS)
+        extra = (SHARDS,) if "shards" in inspect.signature(module.load).parameters else ()
+        copies[name] = module.load(store.conn, VEC_TABLE, simhash.VERSION, simhash.BITS, *extra)
         loads[name] = time.process_time() - start
     blobs = [store.semantic.query_vector(text) for text in texts]
     signatures = simhash.signatures(blobs, len(blobs[0]) // 4)

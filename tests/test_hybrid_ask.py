@@ -77,6 +77,29 @@ def test_the_worker_gives_the_hits_the_calling_thread_gave(mem):
     assert len(workers) >= 2 * len(questions()) * len(OPTIONS) - 10  # (empty texts: none)
 
 
+def test_the_calling_thread_joins_only_a_large_scan(mem, monkeypatch):
+    """Over a small index the calling thread waits for the worker's scan (the two threads'
+    turns at the GIL cost more than they save); over one of ``SHARE_ROWS`` signatures or more
+    it counts a share of them. The hits are the same either way."""
+    helpers = []
+    real = scan.Scan.help
+
+    def help(self):
+        helpers.append((threading.current_thread().name, self.rows))
+        return real(self)
+
+    monkeypatch.setattr(scan.Scan, "help", help)
+    alone = every_hit(mem, concurrent=True)
+    on_worker = [name for name, _ in helpers if name.startswith("slotmem-ask")]
+    assert on_worker and len(on_worker) == len(helpers)  # the caller never joined
+    assert {rows for _, rows in helpers} == {100, 200, 300}  # the signatures of 1, 2, 3 slots
+    helpers.clear()
+    monkeypatch.setattr(semantic, "SHARE_ROWS", 300)  # the scans across slots are now large
+    assert every_hit(mem, concurrent=True) == alone
+    joined = [rows for name, rows in helpers if name == threading.main_thread().name]
+    assert joined and set(joined) == {300}
+
+
 def test_a_remembered_question_needs_no_worker(mem):
     mem.query_facts("w003 w010", track_access=False)
     AskedVectors.threads.clear()

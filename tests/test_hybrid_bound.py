@@ -321,3 +321,94 @@ def test_not_proven_for_a_cjk_term_or_without_numpy(stopwords, monkeypatch):
     assert not proven("東京 zq03x")  # a CJK gram: its postings are not the word index's
     monkeypatch.setattr(common, "ENABLED", False)  # as without numpy
     assert not proven("zq03x")
+
+
+def mixed(count: int = 40) -> list[str]:
+    """Questions of words in 5-15% of the facts (capped in the hybrid leg, not in the search by
+    words alone: the two do not share a statement) and one rarer word (rank 60 onwards)."""
+    rng = random.Random(17)
+    return [
+        " ".join(rng.sample(WORDS[12:40], rng.randint(1, 4)) + [rng.choice(WORDS[60:])])
+        for _ in range(count)
+    ]
+
+
+EARLY_RATE = search.EARLY_RATE  # the default, before a test sets it
+
+
+def early_hits(store, monkeypatch, rate: float, options_list=OPTIONS) -> tuple[list, int]:
+    """Every question's hits (``questions`` and ``mixed``) with ``search.EARLY_RATE`` at
+    ``rate``, each embedded afresh on the worker, and how many searches ran their words alone
+    while it embedded."""
+    from slotmem.vectors import semantic
+
+    monkeypatch.setattr(semantic.os, "cpu_count", lambda: 2)  # a worker even on one core
+    monkeypatch.setattr(search, "EARLY_RATE", rate)
+    events: list[str] = []
+    lexical, result = search._lexical, semantic.Question.result
+
+    def alone(*args, **kwargs):
+        events.append("alone")
+        return lexical(*args, **kwargs)
+
+    def answered(self, *args, **kwargs):
+        events.append("result")
+        return result(self, *args, **kwargs)
+
+    monkeypatch.setattr(search, "_lexical", alone)
+    monkeypatch.setattr(semantic.Question, "result", answered)
+    found = []
+    for text in questions() + mixed():
+        for options in options_list:
+            store.semantic.forget_query_vectors()
+            events.append("search")
+            found.append(
+                [
+                    (hit.fact.id, hit.score, hit.relevance, hit.explanation, hit.fact.tags)
+                    for hit in store.query_facts(text, track_access=False, **options)
+                ]
+            )
+    searches = " ".join(events).split("search")
+    return found, sum(1 for one in searches if "alone result" in one)
+
+
+def test_the_words_alone_run_while_the_question_is_embedded_give_the_same_hits(mem, monkeypatch):
+    """A question with a rare word runs its search by words alone before the fusion, while the
+    worker embeds (search._needed); the hits are the ones the search after the fusion (or the
+    bound) gave, whichever questions run it early."""
+    after, none = early_hits(mem, monkeypatch, 0.0)
+    assert none == 0
+    some, early = early_hits(mem, monkeypatch, 0.02)  # (the words here are in 1-2% of facts)
+    assert some == after
+    assert 30 < early < len(after) - 100  # the mixed questions, not every question
+    every, most = early_hits(mem, monkeypatch, 1.0)
+    assert every == after and most > early
+
+
+@pytest.mark.parametrize("options", [{"min_relevance": 0.2}, {"explain": True, "limit": 5}])
+def test_a_floor_or_an_explanation_runs_the_words_alone_early(mem, monkeypatch, options):
+    """The bound never holds with a floor or an explanation: every such search that does not
+    share its statement runs its words alone while the worker embeds, with the same hits."""
+    after, _ = early_hits(mem, monkeypatch, 0.0, [options])
+    found, early = early_hits(mem, monkeypatch, EARLY_RATE, [options])
+    assert found == after and early > len(questions()) // 2
+
+
+def test_which_questions_run_their_words_alone_early(mem, monkeypatch):
+    def needed(text: str, **options) -> bool:
+        query = search.Query.parse(text, **options)
+        alone = search.plan.plan(mem.conn, query.terms)
+        return search._needed(query, alone)
+
+    monkeypatch.setattr(search, "EARLY_RATE", 0.02)  # 30 of the 1,500 facts
+    rare, mid = WORDS[149], f"{WORDS[20]} {WORDS[30]}"
+    assert search.plan.plan(mem.conn, search.Query.parse(rare).terms).arms[0].df < 30
+    assert needed(f"{mid} {rare}") and not needed(mid)
+    assert needed(mid, min_relevance=0.1) and needed(mid, explain=True)
+    assert not needed("nothing matches", min_relevance=0.1)  # no term any fact holds
+    monkeypatch.setattr(search.plan, "POSTINGS_BUDGET", 1000)  # as in a large file:
+    common_words = f"{WORDS[0]} {WORDS[1]} {rare}"  # scored over every posting (common.py)
+    assert common.applies(search.plan.plan(mem.conn, search.Query.parse(common_words).terms))
+    assert not needed(common_words, min_relevance=0.1)
+    monkeypatch.setattr(search, "EARLY_RATE", 0.0)
+    assert not needed(f"{mid} {rare}", min_relevance=0.1)

@@ -102,9 +102,12 @@ def _hybrid(
         )
     else:
         rows = hybrid.by_words(conn, query, chosen, ranking, now)
+    early = None
     if question.running:  # while the worker embeds: the lexical leg's keys' stems (remembered)
         for row in rows:
             relevance.key_stems(row["key"])
+        if not shared and _needed(query, alone):  # run it now, while the worker embeds
+            early = _lexical(conn, query, alone, ranking, now, freqs)
     blob, candidates = question.result([row["seq"] for row in rows])
     if blob is None:
         return None
@@ -123,9 +126,32 @@ def _hybrid(
     )
     if shared:
         return monotone(hits, _hits(conn, query, chosen, ranking, scored, total, freqs), query)
+    if early is not None:  # (what the bound proves unchanged, monotone leaves unchanged)
+        return monotone(hits, early, query)
     if not _unchanged(conn, query, alone, hits, ranking, freqs):
         hits = monotone(hits, _lexical(conn, query, alone, ranking, now, freqs), query)
     return hits
+
+
+# A word in fewer than this share of the facts: the bound seldom proves a hybrid search's hits
+# unchanged (a fact holding a specific word is relevant by its words alone), so the search by
+# words alone runs while the worker embeds (docs/benchmarks.md, "Hybrid at 100k: the scan
+# unshared, the words alone sooner")
+EARLY_RATE = 0.01
+
+
+def _needed(query: Query, alone) -> bool:
+    """Whether the search by words alone (plan ``alone``) is likely needed after the fusion,
+    before the fusion has run: always with a floor or an explanation (``bound.unchanged`` does
+    not try), and when a word of the question is rare (``EARLY_RATE``): not for a question of
+    common words alone, whose bound holds about half the time, nor for one scored over every
+    posting (``common.py``, costly). A guess: the hits are the same either way, only when the
+    search runs changes."""
+    if not alone or not EARLY_RATE or common.applies(alone):
+        return False
+    if query.min_relevance is not None or query.explain:
+        return True
+    return min(arm.df for arm in alone.arms) < EARLY_RATE * alone.facts
 
 
 def _unchanged(conn, query: Query, alone, hits: list[Hit], ranking: Ranking, freqs) -> bool:

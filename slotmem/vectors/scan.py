@@ -96,7 +96,8 @@ class Signatures:
                     functools.partial(self._partition, query, lo, hi, keep, per_shard)
                     for lo, hi in ranges
                 ]
-            ]
+            ],
+            rows=sum(hi - lo for lo, hi in ranges),
         )
 
     def _partition(self, query, lo: int, hi: int, keep: int, per_shard: int) -> list[int]:
@@ -123,10 +124,11 @@ class Scan:
     which any threads that call ``help`` share: each task writes only its own slot of the
     results (or its own rows of the distances), so the candidates are the same whichever thread
     ran which. A hybrid search's worker thread starts it and the calling thread joins in once
-    its own part is done (``Semantic.ask``); numpy lets go of the GIL in each task's counting
-    and partitioning."""
+    its own part is done (``Semantic.ask``) when the scan is large (``semantic.SHARE_ROWS``);
+    numpy lets go of the GIL in each task's counting and partitioning."""
 
-    def __init__(self, phases: list[list]):
+    def __init__(self, phases: list[list], rows: int = 0):
+        self.rows = rows  # signatures it counts (a help's worth depends on it: ``semantic``)
         self._phases = phases
         self._lock = threading.Lock()
         self._taken = [0] * len(phases)

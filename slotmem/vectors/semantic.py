@@ -32,6 +32,10 @@ RECENT_QUERIES = 64  # query vectors remembered (oldest out first)
 MAX_QUERY_CHARS = 4000
 CONCURRENT = True  # False: a search's question is embedded on its calling thread (tests compare)
 SHARE_SCAN = True  # False: the calling thread waits for the worker's scan instead of joining in
+# signatures a scan counts before the calling thread joins in: below, the two threads' turns at
+# the GIL over small tasks cost more than the second core saves (docs/benchmarks.md, "Hybrid at
+# 100k: the scan unshared, the words alone sooner")
+SHARE_ROWS = 250_000
 BACKFILL = 32  # facts without a vector embedded, at most, before a search (see ``backfill``)
 NO_VECTOR = (
     "facts written here get no vector ({reason}); semantic search is on for this file, so "
@@ -417,7 +421,7 @@ class Semantic:
                 scanning.scan = scanner(blob)
             finally:
                 scanning.started.set()
-            return blob, error, scanning.scan.run()  # the calling thread joins in
+            return blob, error, scanning.scan.run()  # the calling thread may join in
 
         # one worker a Store: a search on another thread meanwhile runs its question itself
         job = self._worker().submit(work, idle=True)
@@ -618,9 +622,9 @@ class Question:
             blob, error = None, None
         elif self.running:
             scanning = self._scanning
-            if scanning is not None and SHARE_SCAN:  # its own part done: it joins the scan
+            if scanning is not None and SHARE_SCAN:  # its own part done: it joins a large scan
                 scanning.started.wait()
-                if scanning.scan is not None:
+                if scanning.scan is not None and scanning.scan.rows >= SHARE_ROWS:
                     scanning.scan.help()
             blob, error, candidates = work.result()
         elif callable(work):
