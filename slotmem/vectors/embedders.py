@@ -80,8 +80,8 @@ class MiniLM:
         threads (search.run embeds them on a worker thread while its calling thread works), and
         so does a write of at most ``RUN_SIZE`` texts when the process has made no other; but a
         process that made the other one first asks its questions of it: one session per process
-        (each holds about 110 MB), unless a large batch follows questions. Their vectors are the
-        same bit for bit (tests/test_default_model.py)."""
+        (each holds about 155 MB with onnxruntime 1.32), unless a large batch follows questions.
+        Their vectors are the same bit for bit (tests/test_default_model.py)."""
         with cls._lock:
             if cls._failed is not None:
                 raise cls._failed
