@@ -373,8 +373,9 @@ def exact_nearest(store: Store, blobs: list[bytes], places: dict, k: int = 10) -
 
 def compare_scan_alone(store: Store, texts: list[str], before: Path | None, rounds: int = 2):
     """The signature scan alone, this checkout's (and ``before``'s), in CPU ms per question:
-    on one thread, and shared by two threads as a hybrid search shares it. (A checkout before
-    b637822 takes the shard count in ``load`` too.)"""
+    on one thread, and shared by two threads as a hybrid search shares a scan of at least
+    ``semantic.SHARE_ROWS`` signatures. (A checkout before b637822 takes the shard count in
+    ``load`` too.)"""
     import inspect
 
     from slotmem.storage.workers import Worker

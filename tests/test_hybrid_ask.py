@@ -223,3 +223,50 @@ def test_a_search_while_the_worker_is_busy_runs_its_question_itself(mem, monkeyp
     assert first.result()[0]
     third = mem.semantic.ask("w040 w050", None, 16)  # the worker is free again
     assert third.running and third.result()[0]
+
+
+def test_an_early_search_by_words_alone_reads_the_lexical_candidates_vectors_first(
+    mem, monkeypatch
+):
+    """A search whose words alone run while the worker embeds (search._needed: here a floor)
+    reads the lexical leg's stored vectors before that search, while the worker still runs;
+    the hits are those of the search in line."""
+    from slotmem import search
+
+    release = threading.Event()
+    real = AskedVectors.embed_batch
+
+    def slow(self, items):
+        if threading.current_thread().name.startswith("slotmem-ask"):
+            assert release.wait(60)  # until the search by words alone starts
+        yield from real(self, items)
+
+    events = []
+    real_matrix, lexical = semantic.Semantic._matrix, search._lexical
+
+    def matrix(self, seqs, chunk=500):
+        if threading.current_thread() is threading.main_thread():
+            events.append("read")
+        return real_matrix(self, seqs, chunk)
+
+    def alone(*args, **kwargs):
+        events.append("alone")
+        release.set()
+        return lexical(*args, **kwargs)
+
+    monkeypatch.setattr(AskedVectors, "embed_batch", slow)
+    monkeypatch.setattr(search, "SHARED", False)  # the two lexical searches apart
+    monkeypatch.setattr(semantic.Semantic, "_matrix", matrix)
+    monkeypatch.setattr(search, "_lexical", alone)
+    mem.semantic.forget_query_vectors()
+    hits = mem.query_facts("w003 w010 w020", track_access=False, min_relevance=0.01)
+    assert events[:2] == ["read", "alone"]
+    semantic.CONCURRENT = False
+    try:
+        mem.semantic.forget_query_vectors()
+        again = mem.query_facts("w003 w010 w020", track_access=False, min_relevance=0.01)
+    finally:
+        semantic.CONCURRENT = True
+    assert hits and [(h.fact.id, h.score, h.relevance) for h in hits] == [
+        (h.fact.id, h.score, h.relevance) for h in again
+    ]

@@ -369,6 +369,7 @@ def early_hits(store, monkeypatch, rate: float, options_list=OPTIONS) -> tuple[l
                 ]
             )
     searches = " ".join(events).split("search")
+    assert all(one.count("alone") <= 1 for one in searches)  # early, or after: never both
     return found, sum(1 for one in searches if "alone result" in one)
 
 
@@ -398,7 +399,7 @@ def test_which_questions_run_their_words_alone_early(mem, monkeypatch):
     def needed(text: str, **options) -> bool:
         query = search.Query.parse(text, **options)
         alone = search.plan.plan(mem.conn, query.terms)
-        return search._needed(query, alone)
+        return search._needed(mem.conn, query, alone, Ranking(), None)
 
     monkeypatch.setattr(search, "EARLY_RATE", 0.02)  # 30 of the 1,500 facts
     rare, mid = WORDS[149], f"{WORDS[20]} {WORDS[30]}"
@@ -407,8 +408,14 @@ def test_which_questions_run_their_words_alone_early(mem, monkeypatch):
     assert needed(mid, min_relevance=0.1) and needed(mid, explain=True)
     assert not needed("nothing matches", min_relevance=0.1)  # no term any fact holds
     monkeypatch.setattr(search.plan, "POSTINGS_BUDGET", 1000)  # as in a large file:
-    common_words = f"{WORDS[0]} {WORDS[1]} {rare}"  # scored over every posting (common.py)
+    common_words = f"{WORDS[0]} {WORDS[1]}"  # scored over every posting (common.py)
     assert common.applies(search.plan.plan(mem.conn, search.Query.parse(common_words).terms))
-    assert not needed(common_words, min_relevance=0.1)
-    monkeypatch.setattr(search, "EARLY_RATE", 0.0)
-    assert not needed(f"{mid} {rare}", min_relevance=0.1)
+    assert not needed(common_words) and needed(f"{common_words} {rare}")
+    assert needed(common_words, min_relevance=0.1)
+    monkeypatch.setattr(search.plan, "POSTINGS_BUDGET", 8000)
+    with mem.transaction():  # the bound cannot hold: a transaction's writes
+        assert needed(mid)
+    monkeypatch.setattr(bound, "ENABLED", False)
+    assert needed(mid)
+    monkeypatch.setattr(search, "EARLY_RATE", 0.0)  # never early
+    assert not needed(f"{mid} {rare}", min_relevance=0.1) and not needed(mid)

@@ -106,7 +106,8 @@ def _hybrid(
     if question.running:  # while the worker embeds: the lexical leg's keys' stems (remembered)
         for row in rows:
             relevance.key_stems(row["key"])
-        if not shared and _needed(query, alone):  # run it now, while the worker embeds
+        if not shared and _needed(conn, query, alone, ranking, freqs):  # now, while it embeds
+            question.prefetch([row["seq"] for row in rows])  # (result() would read them after)
             early = _lexical(conn, query, alone, ranking, now, freqs)
     blob, candidates = question.result([row["seq"] for row in rows])
     if blob is None:
@@ -136,20 +137,20 @@ def _hybrid(
 # A word in fewer than this share of the facts: the bound seldom proves a hybrid search's hits
 # unchanged (a fact holding a specific word is relevant by its words alone), so the search by
 # words alone runs while the worker embeds (docs/benchmarks.md, "Hybrid at 100k: the scan
-# unshared, the words alone sooner")
+# unshared, the words alone sooner"). 0: never early, not even when the bound cannot hold.
 EARLY_RATE = 0.01
 
 
-def _needed(query: Query, alone) -> bool:
+def _needed(conn, query: Query, alone, ranking: Ranking, freqs) -> bool:
     """Whether the search by words alone (plan ``alone``) is likely needed after the fusion,
-    before the fusion has run: always with a floor or an explanation (``bound.unchanged`` does
-    not try), and when a word of the question is rare (``EARLY_RATE``): not for a question of
-    common words alone, whose bound holds about half the time, nor for one scored over every
-    posting (``common.py``, costly). A guess: the hits are the same either way, only when the
-    search runs changes."""
-    if not alone or not EARLY_RATE or common.applies(alone):
+    before the fusion has run: always when the bound cannot prove anything (``bound.tries``: a
+    floor, an explanation, a CJK term, a transaction...), and when a word of the question is
+    rare (``EARLY_RATE``); not for a question of common words alone, whose bound holds about
+    half the time. A guess: the hits are the same either way, only when the search runs
+    changes."""
+    if not alone or not EARLY_RATE:
         return False
-    if query.min_relevance is not None or query.explain:
+    if not bound.tries(conn, query, alone, ranking, common.postings_of(freqs)):
         return True
     return min(arm.df for arm in alone.arms) < EARLY_RATE * alone.facts
 

@@ -36,6 +36,18 @@ ENABLED = True  # False: every hybrid search runs its search by words alone (tes
 SLACK = 1e-9  # the bound's margin over float rounding (SQL and Python sum the mass apart)
 
 
+def tries(conn, query: Query, alone: Plan, ranking: Ranking, postings: common.Postings) -> bool:
+    """Whether ``unchanged`` can prove anything of a search whose words alone have the plan
+    ``alone`` (some term): False when it would say False whatever the hits (``search._needed``
+    then runs the search by words alone while the question is embedded)."""
+    if not ENABLED or query.min_relevance is not None or query.explain:
+        return False
+    if not ranking.calibration.lexical_monotone() or conn.in_transaction or not common.available():
+        return False
+    arms = alone.every or alone.arms
+    return all(arm.table == WORDS for arm in arms) and common.fits(arms, postings.max_bytes)
+
+
 def unchanged(
     conn,
     query: Query,
@@ -53,12 +65,10 @@ def unchanged(
         return False
     if not hits or not alone:
         return True  # no hits to raise, or the words alone find nothing (no term, or none held)
+    if not tries(conn, query, alone, ranking, postings):
+        return False
     calibration = ranking.calibration
-    if not calibration.lexical_monotone() or conn.in_transaction or not common.available():
-        return False
     arms = alone.every or alone.arms
-    if any(arm.table != WORDS for arm in arms) or not common.fits(arms, postings.max_bytes):
-        return False
     np = common.numpy()
     ids = [hit.fact.id for hit in hits]
     marks = ", ".join("?" * len(ids))

@@ -31,7 +31,9 @@ class Question(Protocol):
     """A search's question under way (``VectorLeg.ask``)."""
 
     running: bool  # on another thread now
-    stored: object  # what ``result`` read of ``others`` (for ``VectorLeg.nearest``)
+    stored: object  # what ``prefetch`` or ``result`` read of ``others`` (``VectorLeg.nearest``)
+
+    def prefetch(self, others: list[int] | None) -> None: ...
 
     def result(self, others: list[int] | None = None) -> tuple[bytes | None, list[int] | None]: ...
 

@@ -607,6 +607,13 @@ class Question:
         self.stored = None  # ([seq], matrix): the stored vectors read while the worker ran
         self._done: tuple[bytes | None, list[int] | None] | None = None
 
+    def prefetch(self, others: list[int] | None) -> None:
+        """Read the stored vectors of ``others`` into ``stored`` now, while the worker runs (once;
+        nothing when it is done or not running: ``nearest`` reads them with the rest)."""
+        waiting = self.running and self._read is not None and not self._work.done()
+        if others and self.stored is None and waiting:
+            self.stored = self._read(others)
+
     def result(self, others: list[int] | None = None) -> tuple[bytes | None, list[int] | None]:
         """(the question's vector, its candidates), on the calling thread; (None, None) when
         there is nothing to embed or the model fails here (logged once: the search stays
@@ -615,8 +622,7 @@ class Question:
         read into ``stored`` while the worker runs."""
         if self._done is not None:
             return self._done
-        if others and self.running and self._read is not None and not self._work.done():
-            self.stored = self._read(others)
+        self.prefetch(others)
         work, candidates = self._work, None
         if work is None:
             blob, error = None, None
