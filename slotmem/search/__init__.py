@@ -102,14 +102,14 @@ def _hybrid(
         )
     else:
         rows = hybrid.by_words(conn, query, chosen, ranking, now)
-    early = None
+    early, seqs = None, [row["seq"] for row in rows]
     if question.running:  # while the worker embeds: the lexical leg's keys' stems (remembered)
         for row in rows:
             relevance.key_stems(row["key"])
         if not shared and _needed(conn, query, alone, ranking, freqs):  # now, while it embeds
-            question.prefetch([row["seq"] for row in rows])  # (result() would read them after)
+            question.prefetch(seqs)  # (result() would read them after)
             early = _lexical(conn, query, alone, ranking, now, freqs)
-    blob, candidates = question.result([row["seq"] for row in rows])
+    blob, candidates = question.result(seqs)
     if blob is None:
         return None
     hits = hybrid.search(
