@@ -444,3 +444,19 @@ def test_an_empty_index_is_read_into_memory_and_finds_nothing(store):
         store.delete(("user", "project", "agent")[i % 3], f"k{i}")
     assert store.query_facts("tea", track_access=False) == []
     assert len(store.semantic.index.signatures(store.conn)) == 0
+
+
+def test_the_scan_sharing_benchmark_runs(capsys):
+    """benchmarks/scan_sharing.py (where sharing a scan pays: semantic.SHARE_ROWS) still runs
+    against this scan module: a benchmark mode that no test ran broke unnoticed once."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "scan_sharing.py"
+    spec = importlib.util.spec_from_file_location("scan_sharing", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--rows", "4800", "9600", "--questions", "2"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 4,8")]
+    assert len(rows) == 1 and len(rows[0].split("|")) == 6
