@@ -20,6 +20,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -52,6 +53,11 @@ class MiniLM:
     # a search's question: its own session on this many threads (0: the session above), as
     # search.run embeds it on a worker thread while the calling thread runs the lexical leg
     question_threads = 1
+    # questions on the graph with its weights multiplied in int8 blocks (question_graph.py):
+    # 0.4-0.6x the time; False: on the full-precision sessions below, as facts are
+    blocks = True
+    BLOCKS_GUARD_MS = 8.0  # a probe question taking more CPU than this: full precision instead
+    _blocks: Any = None  # (numpy, that session, tokenizer); False: it could not be used here
     _parts = None  # (numpy, onnxruntime, model path, tokenizer): imported and checked once
     _loaded = None  # (numpy, the optimized session, tokenizer)
     _questions = None  # the same, for questions, when ``question_threads`` asks for its own
@@ -81,7 +87,13 @@ class MiniLM:
         so does a write of at most ``RUN_SIZE`` texts when the process has made no other; but a
         process that made the other one first asks its questions of it: one session per process
         (each holds about 155 MB with onnxruntime 1.32), unless a large batch follows questions.
-        Their vectors are the same bit for bit (tests/test_default_model.py)."""
+        Their vectors are the same bit for bit (tests/test_default_model.py).
+
+        All of that is for facts, and for questions only where the graph in int8 blocks cannot
+        be used (``blocks`` off, an onnxruntime without ``MatMulNBits``, a machine whose probe
+        question is slow): a question otherwise runs on that graph's session
+        (``_blocks_session``), made once per process on ``question_threads`` threads, in about
+        80 ms with no constant folding to do; a stored vector never comes from it."""
         with cls._lock:
             if cls._failed is not None:
                 raise cls._failed
@@ -92,6 +104,14 @@ class MiniLM:
                 cls._failed = e
                 raise
             numpy, onnxruntime, path, tokenizer = cls._parts
+            if question and cls.blocks:
+                if cls._blocks is None:
+                    session = _blocks_session(
+                        numpy, onnxruntime, path, tokenizer, cls.question_threads
+                    )
+                    cls._blocks = (numpy, session, tokenizer) if session is not None else False
+                if cls._blocks:
+                    return cls._blocks
             first, cls._embedded = not cls._embedded, True
             own = cls.question_threads not in (0, cls.threads)
             if own and question and cls._questions is None and cls._loaded is not None:
@@ -163,9 +183,53 @@ class MiniLM:
 forks.at_fork(MiniLM.after_fork)
 
 
+def _blocks_session(numpy, onnxruntime, path, tokenizer, threads: int):
+    """A session of the checked model file's graph in int8 blocks (question_graph.py) on
+    ``threads`` intra-op threads, or None (logged) when it cannot be made here or its probe
+    question takes more than ``MiniLM.BLOCKS_GUARD_MS`` of this thread's CPU (onnxruntime
+    computing 8-bit blocks without integer kernels on this processor: several times the
+    full-precision session's time). The guard reads CPU time, which a busy machine inflates
+    less than wall time; on more than one thread it reads this thread's share only."""
+    import time
+
+    from . import question_graph
+
+    try:
+        model = question_graph.rewrite(Path(path).read_bytes())
+        session = _session(onnxruntime, model, quick=True, threads=threads)  # nothing to fold
+        encoded = tokenizer.encode_batch(["how long does a question take to embed here?"])
+        ids = numpy.array([e.ids for e in encoded], dtype=numpy.int64)
+        feed = {
+            "input_ids": ids,
+            "attention_mask": numpy.ones_like(ids),
+            "token_type_ids": numpy.zeros_like(ids),
+        }
+        session.run(None, feed)  # the first run allocates
+        start = time.thread_time()
+        session.run(None, feed)
+        spent = (time.thread_time() - start) * 1000
+    except Exception as e:  # noqa: BLE001 - any failure (no MatMulNBits...): full precision
+        _note(f"questions embedded at full precision: the int8 blocks failed here: {e}")
+        return None
+    if spent > MiniLM.BLOCKS_GUARD_MS:
+        _note(
+            f"questions embedded at full precision: a probe question in int8 blocks took "
+            f"{spent:.1f} ms of CPU here (more than {MiniLM.BLOCKS_GUARD_MS} ms)"
+        )
+        return None
+    return session
+
+
+def _note(message: str) -> None:
+    import logging  # here: a process whose blocks work needs none of it
+
+    logging.getLogger("slotmem").info("%s", message)
+
+
 def _session(onnxruntime, path, *, quick: bool, threads: int | None = None):
-    """An onnxruntime session of the checked model file (``quick``: see MiniLM.load) on
-    ``threads`` intra-op threads (None: MiniLM.threads; 0: one a core)."""
+    """An onnxruntime session of the checked model file (``quick``: see MiniLM.load; or of a
+    graph made from it, as bytes) on ``threads`` intra-op threads (None: MiniLM.threads; 0: one
+    a core)."""
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # errors only
     # no spinning: idle onnxruntime threads would keep a core busy after each query,
@@ -175,7 +239,7 @@ def _session(onnxruntime, path, *, quick: bool, threads: int | None = None):
     if threads:
         options.intra_op_num_threads = threads
     return onnxruntime.InferenceSession(
-        str(path),
+        path if isinstance(path, bytes) else str(path),
         options,
         providers=["CPUExecutionProvider"],
         disabled_optimizers=["ConstantFolding"] if quick else None,
