@@ -78,20 +78,23 @@ def test_a_hybrid_context_on_the_command_line_never_imports_llm(tmp_path):
 
 @pytest.fixture
 def fresh_model(monkeypatch):
-    """MiniLM as in a new process, with the sessions it makes recorded (True: a quick one;
-    the threads asked for, when any, in ``fresh_model.threads``)."""
+    """MiniLM as in a new process where questions cannot use the graph in int8 blocks (its
+    full-precision sessions alone), with the sessions it makes recorded (True: a quick one;
+    "blocks": one of the graph in int8 blocks; the threads asked for, when any, in
+    ``fresh_model.threads``)."""
     from slotmem.vectors import embedders
 
     model = embedders.MiniLM
-    for name in ("_parts", "_loaded", "_questions", "_failed"):
+    for name in ("_parts", "_loaded", "_questions", "_failed", "_blocks"):
         monkeypatch.setattr(model, name, None)
     monkeypatch.setattr(model, "_embedded", False)
+    monkeypatch.setattr(model, "blocks", False)
     made = Made()
     made.threads = []
     real = embedders._session
 
     def recorded(onnxruntime, path, *, quick, threads=None):
-        made.append(quick)
+        made.append("blocks" if isinstance(path, bytes) else quick)
         made.threads.append(threads)
         return real(onnxruntime, path, quick=quick, threads=threads)
 
@@ -155,6 +158,107 @@ def test_a_stored_vector_never_comes_from_the_quick_session(fresh_model):
     embedders.embed(model, ["when do we ship?"], question=True)  # the optimized one is made
     assert fresh_model == [False]
     assert embedders.embed(model, ["We deploy on Fridays."]) == first
+
+
+@pytest.fixture
+def fresh_blocks(fresh_model, monkeypatch):
+    """``fresh_model`` where questions can use the graph in int8 blocks (the default)."""
+    from slotmem.vectors import embedders
+
+    monkeypatch.setattr(embedders.MiniLM, "blocks", True)
+    return fresh_model
+
+
+def cosine(a: bytes, b: bytes) -> float:
+    return sum(x * y for x, y in zip(struct.unpack("<384f", a), struct.unpack("<384f", b)))
+
+
+def test_questions_run_in_int8_blocks_and_facts_at_full_precision(fresh_blocks):
+    """Questions, the first one too, on one session of the graph in int8 blocks (one thread:
+    search.run embeds them on a worker); a fact, even a small write after them, on the
+    full-precision session: a stored vector never comes from the blocks."""
+    from slotmem.vectors import embedders
+
+    model = embedders.resolve(embedders.DEFAULT_MODEL)
+    [asked] = embedders.embed(model, ["We deploy on Fridays."], question=True)
+    [again] = embedders.embed(model, ["We deploy on Fridays."], question=True)
+    assert fresh_blocks == ["blocks"] and fresh_blocks.threads == [1]  # made once
+    assert again == asked
+    [fact] = embedders.embed(model, ["We deploy on Fridays."])
+    assert fresh_blocks == ["blocks", False] and fresh_blocks.threads == [1, None]
+    assert fact != asked and cosine(fact, asked) > 0.999
+    assert embedders.embed(model, ["We deploy on Fridays."], question=True) == [asked]
+
+
+def test_a_process_that_embedded_facts_first_still_asks_in_blocks(fresh_blocks):
+    from slotmem.vectors import embedders
+
+    model = embedders.resolve(embedders.DEFAULT_MODEL)
+    first = embedders.embed(model, ["We deploy on Fridays."])
+    [asked] = embedders.embed(model, ["We deploy on Fridays."], question=True)
+    assert fresh_blocks == [False, "blocks"]
+    assert embedders.embed(model, ["We deploy on Fridays."]) == first != [asked]
+
+
+def test_questions_in_blocks_stay_near_full_precision_on_any_text(fresh_blocks):
+    from slotmem.vectors import embedders
+
+    model = embedders.resolve(embedders.DEFAULT_MODEL)
+    texts = [
+        "when do we ship?",
+        "東京で寿司を食べた",
+        "café crème brûlée 🎉",
+        '\'; DROP TABLE memory_facts; -- "quoted" OR NOT',
+        "a\x00b",
+        "long " * 400,  # past the model's 256 tokens: cut as a fact is
+        "x",
+    ]
+    asked = embedders.embed(model, texts, question=True)
+    facts = embedders.embed(model, texts)
+    assert all(a is not None for a in asked)
+    assert min(cosine(a, f) for a, f in zip(asked, facts)) > 0.999
+
+
+def test_where_the_blocks_fail_questions_run_as_before(fresh_blocks, monkeypatch, caplog):
+    """A graph the rewrite refuses (or an onnxruntime without MatMulNBits): one line at INFO,
+    then the full-precision sessions as before (a quick first question, then the questions' own
+    of one thread, bit for bit a fact's vector); the rewrite is not tried again."""
+    import logging
+
+    from slotmem.vectors import embedders, question_graph
+
+    tried = []
+
+    def refused(model, block=question_graph.BLOCK):
+        tried.append(block)
+        raise ValueError("0 weight MatMuls and 0 int8 tables, not the default model")
+
+    monkeypatch.setattr(question_graph, "rewrite", refused)
+    model = embedders.resolve(embedders.DEFAULT_MODEL)
+    with caplog.at_level(logging.INFO, logger="slotmem"):
+        embedders.embed(model, ["when do we ship?"], question=True)
+        [asked] = embedders.embed(model, ["We deploy on Fridays."], question=True)
+    assert tried == [question_graph.BLOCK]
+    assert fresh_blocks == [True, False] and fresh_blocks.threads == [1, 1]
+    assert "questions embedded at full precision" in caplog.text
+    assert "not the default model" in caplog.text
+    assert embedders.embed(model, ["We deploy on Fridays."]) == [asked]
+
+
+def test_a_slow_probe_question_keeps_questions_at_full_precision(fresh_blocks, monkeypatch, caplog):
+    """A processor whose onnxruntime computes 8-bit blocks slowly (here: a guard of 0 ms)."""
+    import logging
+
+    from slotmem.vectors import embedders
+
+    monkeypatch.setattr(embedders.MiniLM, "BLOCKS_GUARD_MS", 0.0)
+    model = embedders.resolve(embedders.DEFAULT_MODEL)
+    with caplog.at_level(logging.INFO, logger="slotmem"):
+        embedders.embed(model, ["when do we ship?"], question=True)
+        [asked] = embedders.embed(model, ["We deploy on Fridays."], question=True)
+    assert fresh_blocks == ["blocks", True, False]  # made, probed, dropped
+    assert "of CPU here (more than 0.0 ms)" in caplog.text
+    assert embedders.embed(model, ["We deploy on Fridays."]) == [asked]
 
 
 def test_the_issue_examples_reach_the_prompt_with_the_default_model(tmp_path):
