@@ -85,7 +85,7 @@ def fresh_model(monkeypatch):
     from slotmem.vectors import embedders
 
     model = embedders.MiniLM
-    for name in ("_parts", "_loaded", "_questions", "_failed", "_blocks"):
+    for name in ("_parts", "_loaded", "_questions", "_failed", "_blocks", "_file"):
         monkeypatch.setattr(model, name, None)
     monkeypatch.setattr(model, "_embedded", False)
     monkeypatch.setattr(model, "blocks", False)
@@ -93,10 +93,10 @@ def fresh_model(monkeypatch):
     made.threads = []
     real = embedders._session
 
-    def recorded(onnxruntime, path, *, quick, threads=None):
+    def recorded(onnxruntime, path, *, quick, threads=None, **options):
         made.append("blocks" if isinstance(path, bytes) else quick)
         made.threads.append(threads)
-        return real(onnxruntime, path, quick=quick, threads=threads)
+        return real(onnxruntime, path, quick=quick, threads=threads, **options)
 
     monkeypatch.setattr(embedders, "_session", recorded)
     return made

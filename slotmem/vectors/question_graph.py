@@ -74,7 +74,7 @@ def rewrite(model: bytes, block: int = BLOCK) -> bytes:
 
     dropped: set[int] = set()  # ids of the nodes replaced
     added_nodes: dict[int, list[bytes]] = {}  # id of a replaced node -> what goes in its place
-    added_tensors: list[bytes] = []
+    added_tensors: list[list] = []
     unused: set[str] = set()
     matmuls = tables = 0
     for node in nodes:
@@ -87,7 +87,8 @@ def rewrite(model: bytes, block: int = BLOCK) -> bytes:
             if q.ndim != 2 or q.shape[0] % block or scale.array(np).size != q.shape[1]:
                 raise ValueError(f"weight {weight.name} of shape {q.shape} does not fit blocks")
             k, n = q.shape
-            blocks = (q.T.astype(np.int16) + 128).astype(np.uint8).reshape(n, k // block, block)
+            # q + 128 as uint8 (the offset MatMulNBits subtracts) is q's bits with the top one flipped
+            blocks = (np.ascontiguousarray(q.T).view(np.uint8) ^ 0x80).reshape(n, k // block, block)
             scales = np.repeat(scale.array(np).reshape(-1).astype(np.float32), k // block)
             names = (f"{weight.name}_blocks", f"{scale.name}_blocks")
             added_tensors += [_tensor(names[0], blocks, _UINT8), _tensor(names[1], scales, _FLOAT)]
@@ -146,11 +147,12 @@ def rewrite(model: bytes, block: int = BLOCK) -> bytes:
             continue
         pieces += _raw(number, wire, value)
     for tensor in added_tensors:
-        pieces += _raw(_GRAPH_INITIALIZER, _LEN, tensor)
+        pieces += [_varint_bytes(_GRAPH_INITIALIZER << 3 | _LEN), _varint_bytes(_size(tensor))]
+        pieces += tensor
     out: list = []
     for number, wire, value in fields:
         if number == _MODEL_GRAPH:
-            out += [_varint_bytes(number << 3 | _LEN), _varint_bytes(sum(map(len, pieces)))]
+            out += [_varint_bytes(number << 3 | _LEN), _varint_bytes(_size(pieces))]
             out += pieces
         else:
             out += _raw(number, wire, value)
@@ -206,10 +208,15 @@ def _node(op: str, inputs, outputs, name: str, domain: str = "", **ints: int) ->
     return _encode(fields)
 
 
-def _tensor(name: str, array, data_type: int) -> bytes:
+def _tensor(name: str, array, data_type: int) -> list:
+    """A TensorProto as pieces to join (its data not copied)."""
     fields: list[tuple[int, object]] = [(_TENSOR_DIMS, int(d)) for d in array.shape]
-    fields += [(_TENSOR_TYPE, data_type), (_TENSOR_NAME, name), (_TENSOR_RAW, array.tobytes())]
-    return _encode(fields)
+    fields += [(_TENSOR_TYPE, data_type), (_TENSOR_NAME, name)]
+    return [_encode(fields), *_raw(_TENSOR_RAW, _LEN, memoryview(array).cast("B"))]
+
+
+def _size(pieces: list) -> int:
+    return sum(map(len, pieces))
 
 
 # protobuf's wire format: a field is a varint key (number << 3 | wire type), then a varint
