@@ -83,11 +83,10 @@ def main(argv=None) -> None:
     parser.add_argument("--repeat", type=int, default=3, help="timings of each question")
     parser.add_argument("--db", type=Path, help="a kept file: the 10 nearest facts, compared")
     args = parser.parse_args(argv)
-    parts = embedders.MiniLM._load()
+    *parts, data = embedders.MiniLM._load()
     numpy, onnxruntime, path, tokenizer = parts
     full = embedders._session(onnxruntime, path, quick=False, threads=1)
-    data = Path(path).read_bytes()
-    blocks = embedders._blocks_session(numpy, onnxruntime, data, tokenizer, 1)
+    blocks = embedders._blocks_session(numpy, onnxruntime, path, data, tokenizer, 1)
     if blocks is None:
         raise SystemExit("the graph in int8 blocks cannot run here (see the log line)")
     corpus = Corpus(words=english_words(), seed=args.seed)

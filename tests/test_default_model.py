@@ -162,10 +162,12 @@ def test_a_stored_vector_never_comes_from_the_quick_session(fresh_model):
 
 @pytest.fixture
 def fresh_blocks(fresh_model, monkeypatch):
-    """``fresh_model`` where questions can use the graph in int8 blocks (the default)."""
+    """``fresh_model`` where questions can use the graph in int8 blocks (the default), with no
+    time guard (a loaded machine's probe must not decide a test; the guard has its own)."""
     from slotmem.vectors import embedders
 
     monkeypatch.setattr(embedders.MiniLM, "blocks", True)
+    monkeypatch.setattr(embedders.MiniLM, "BLOCKS_GUARD_MS", float("inf"))
     return fresh_model
 
 
@@ -215,7 +217,8 @@ def test_questions_in_blocks_stay_near_full_precision_on_any_text(fresh_blocks):
     ]
     asked = embedders.embed(model, texts, question=True)
     facts = embedders.embed(model, texts)
-    assert all(a is not None for a in asked)
+    assert fresh_blocks == ["blocks", False]
+    assert all(a is not None for a in asked) and all(a != f for a, f in zip(asked, facts))
     assert min(cosine(a, f) for a, f in zip(asked, facts)) > 0.999
 
 
@@ -251,7 +254,7 @@ def test_a_slow_probe_question_keeps_questions_at_full_precision(fresh_blocks, m
 
     from slotmem.vectors import embedders
 
-    monkeypatch.setattr(embedders.MiniLM, "BLOCKS_GUARD_MS", 0.0)
+    monkeypatch.setattr(embedders.MiniLM, "BLOCKS_GUARD_MS", 0.0)  # (fresh_blocks: no guard)
     model = embedders.resolve(embedders.DEFAULT_MODEL)
     with caplog.at_level(logging.INFO, logger="slotmem"):
         embedders.embed(model, ["when do we ship?"], question=True)
@@ -259,6 +262,45 @@ def test_a_slow_probe_question_keeps_questions_at_full_precision(fresh_blocks, m
     assert fresh_blocks == ["blocks", True, False]  # made, probed, dropped
     assert "of CPU here (more than 0.0 ms)" in caplog.text
     assert embedders.embed(model, ["We deploy on Fridays."]) == [asked]
+
+
+def test_blocks_that_compute_wrongly_keep_questions_at_full_precision(
+    fresh_blocks, monkeypatch, caplog, tmp_path
+):
+    """An onnxruntime whose blocks give a wrong vector fast (the probe's expected vector turned
+    around here): caught by the probe, questions as before."""
+    import gzip
+    import json
+    import logging
+
+    from slotmem.vectors import embedders
+
+    probe = json.loads(gzip.decompress(embedders.PROBE.read_bytes()))
+    probe["vector"] = [-x for x in probe["vector"]]
+    turned = tmp_path / "probe.json.gz"
+    turned.write_bytes(gzip.compress(json.dumps(probe).encode()))
+    monkeypatch.setattr(embedders, "PROBE", turned)
+    model = embedders.resolve(embedders.DEFAULT_MODEL)
+    with caplog.at_level(logging.INFO, logger="slotmem"):
+        embedders.embed(model, ["when do we ship?"], question=True)
+        [asked] = embedders.embed(model, ["We deploy on Fridays."], question=True)
+    assert fresh_blocks == ["blocks", True, False]
+    assert "came out at cosine -0.99" in caplog.text
+    assert embedders.embed(model, ["We deploy on Fridays."]) == [asked]
+
+
+def test_the_probe_is_this_file_and_its_full_precision_vector(fresh_model):
+    """The probe's vector is what the full-precision session gives its text (to 1e-5)."""
+    import gzip
+    import json
+
+    from slotmem.vectors import embedders
+
+    probe = json.loads(gzip.decompress(embedders.PROBE.read_bytes()))
+    assert probe["model_sha256"] == embedders.MODEL_SHA256
+    [blob] = embedders.embed(embedders.resolve(embedders.DEFAULT_MODEL), [probe["text"]])
+    got = struct.unpack("<384f", blob)
+    assert max(abs(a - b) for a, b in zip(got, probe["vector"])) < 1e-5
 
 
 def test_the_issue_examples_reach_the_prompt_with_the_default_model(tmp_path):

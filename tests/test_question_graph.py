@@ -47,8 +47,24 @@ def test_the_rewrite_runs_and_gives_a_question_near_full_precision(model):
 
 @pytest.mark.parametrize(
     "bad",
-    [b"", b"\xff", b"\x08", b"\x0a\x05ab", b"\x3a\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01"],
-    ids=["empty", "cut varint", "cut field", "length past the end", "overlong varint"],
+    [
+        b"",
+        b"\xff",
+        b"\x08",
+        b"\x0a\x05ab",
+        b"\x3a\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01",
+        b"\x38\x01",  # field 7 (the graph) as a varint
+        b"\x3a\x02\x0a\x00\x3a\x04\x0a\x02\x20\x01",  # a node whose op_type is a number
+    ],
+    ids=[
+        "empty",
+        "cut varint",
+        "cut field",
+        "length past the end",
+        "overlong varint",
+        "graph as a number",
+        "text as a number",
+    ],
 )
 def test_what_is_not_a_model_is_refused_with_value_error(bad):
     with pytest.raises(ValueError):
@@ -82,6 +98,9 @@ def test_the_question_blocks_benchmark_runs(tmp_path, monkeypatch, capsys):
         for i in range(24):
             store.upsert("user" if i % 2 else "project", f"fact.{i}", f"we deploy on day {i}")
         store.semantic.reindex()
+    from slotmem.vectors import embedders
+
+    monkeypatch.setattr(embedders.MiniLM, "BLOCKS_GUARD_MS", float("inf"))  # not timing here
     benchmarks = Path(__file__).resolve().parent.parent / "benchmarks"
     monkeypatch.syspath_prepend(str(benchmarks))
     spec = importlib.util.spec_from_file_location(

