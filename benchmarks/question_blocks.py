@@ -8,7 +8,9 @@ the graph in int8 blocks (``question_graph.py``, ``embedders._blocks_session``).
 are drawn as bench_semantic.py draws them (``--seed``; common words, rare words, sentences),
 and a few that users type. Each is embedded by both, the order swapped question by question,
 several times; per kind: p50 wall and CPU (ms) and their ratio, and the cosine of the two
-vectors (p50, min). With ``--db`` (a file ``bench_semantic.py --build-only`` built): how many of
+vectors (p50, min). Alternating the two sessions, each finds the processor's cache filled with
+the other's weights; a process asks its questions of one session, so a second table times each
+session over all the questions of a kind in a row. With ``--db`` (a file ``bench_semantic.py --build-only`` built): how many of
 the 10 nearest facts by the full-precision vector the blocks' vector also puts in its 10
 nearest, exactly (every stored vector read, in one slot and across slots).
 """
@@ -130,6 +132,17 @@ def main(argv=None) -> None:
             every = statistics.mean(k[1] for k in kept)
             row += f" {one:.3f} / {every:.3f} |"
         print(row)
+    print("\nIn a row (each session over a kind's questions, twice; CPU p50 ms):\n")
+    print("| kind | full | blocks | blocks ÷ full |\n|---|---|---|---|")
+    for kind, texts in kinds.items():
+        cpu = {}
+        for name, session in (("full", full), ("blocks", blocks)):
+            cpu[name] = statistics.median(
+                timed(parts, session, text)[1] for _ in range(2) for text in texts
+            )
+        print(
+            f"| {kind} | {cpu['full']:.2f} | {cpu['blocks']:.2f} | {cpu['blocks'] / cpu['full']:.2f} |"
+        )
 
 
 if __name__ == "__main__":
