@@ -108,8 +108,6 @@ class MiniLM:
                 cls._failed = e
                 raise
             numpy, onnxruntime, path, tokenizer = cls._parts
-            if not question or not cls.blocks:
-                cls._file = None  # kept for a first question alone (23 MB)
             if question and cls.blocks:
                 if cls._blocks is None:
                     data, cls._file = cls._file, None  # None: read (and checked) again
@@ -118,6 +116,8 @@ class MiniLM:
                     cls._blocks = (numpy, session, tokenizer) if session is not None else False
                 if cls._blocks:
                     return cls._blocks
+            else:
+                cls._file = None  # kept for a first question alone (23 MB)
             first, cls._embedded = not cls._embedded, True
             own = cls.question_threads not in (0, cls.threads)
             if own and question and cls._questions is None and cls._loaded is not None:
