@@ -4,6 +4,11 @@
     python benchmarks/locomo.py --backend postgresql [--db-url postgresql://...]
     python benchmarks/locomo.py --compare [--semantic] [--context] [--one-memory [slot|all]]
                                 [--exact-knn file|server|both]
+    python benchmarks/locomo.py --semantic [--full-questions]
+
+With ``--semantic``, questions are embedded as a search embeds them: by the default model's
+graph in int8 blocks (slotmem/vectors/question_graph.py); ``--full-questions`` embeds them at
+full precision instead, as the facts are, to compare the two.
 
 PATH defaults to ../shared/data/locomo/locomo-dev.json next to the repository. Each
 conversation goes into its own fresh Store, through the public API: one fact per dialog turn,
@@ -578,7 +583,16 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--show", type=int, default=5, help="with --compare: differing questions shown"
     )
+    parser.add_argument(
+        "--full-questions",
+        action="store_true",
+        help="with --semantic: questions embedded at full precision, not in int8 blocks",
+    )
     args = parser.parse_args(argv)
+    if args.full_questions:
+        from slotmem.vectors import embedders
+
+        embedders.MiniLM.blocks = False
     if args.retriever in FILE_ONLY and (args.backend != "file" or args.compare):
         parser.error(f"--retriever {args.retriever} is FTS5's own: a file only")
     start = time.perf_counter()

