@@ -16,6 +16,9 @@ reach each mark, ms):
 - *result*: when it had the worker's answer (it waits there when the worker is the longer);
 - *fused*: when the fusion was done; *end*: the search's wall time.
 
+*plain*: the p50 of the same searches with the marks off (each question searched once each
+way, alternated), what the marks themselves cost.
+
 *floor* is the p50 over the searches of scanned + (end - result): the search as it would be if
 the calling thread's own part (planning, both searches by words) cost nothing. A goal below it
 cannot be met by making the search by words cheaper; only the embedding, the scan or the fusion
@@ -48,6 +51,7 @@ class Marks:
     def __init__(self):
         self.start = 0.0
         self.at: dict[str, float] = {}
+        self.on = True
         self._lock = threading.Lock()
 
     def reset(self) -> None:
@@ -56,6 +60,8 @@ class Marks:
             self.start = time.perf_counter()
 
     def mark(self, name: str) -> None:
+        if not self.on:
+            return
         now = time.perf_counter()
         with self._lock:
             if name == "alone":  # the search by words alone: before the worker's answer or after
@@ -103,28 +109,35 @@ def main(argv=None) -> None:
             print(
                 f"seed {args.seed}, {args.queries} questions of each kind, p50 ms from the start\n"
             )
-            print("| kind | slots | " + " | ".join(MARKS) + " | floor |")
-            print("|---|---|" + "---|" * (len(MARKS) + 1))
+            print("| kind | slots | " + " | ".join(MARKS) + " | plain | floor |")
+            print("|---|---|" + "---|" * (len(MARKS) + 2))
             for kind, draw in KINDS.items():
                 texts = [draw(corpus) for _ in range(args.queries)]
                 for slots in (["user"], None):
                     seen: dict[str, list[float]] = {name: [] for name in MARKS}
-                    floors = []
-                    for text in texts:
-                        store.semantic.forget_query_vectors()
-                        marks.reset()
-                        store.query_facts(text, track_access=False, slots=slots)
-                        marks.mark("end")
-                        at = marks.at
-                        for name, value in at.items():
-                            if name in seen:
-                                seen[name].append(value)
-                        if "scanned" in at and "result" in at:
-                            floors.append(at["scanned"] + at["end"] - at["result"])
+                    floors, plain = [], []
+                    for i, text in enumerate(texts):
+                        for on in (i % 2 == 0, i % 2 != 0):
+                            store.semantic.forget_query_vectors()
+                            marks.on = on
+                            marks.reset()
+                            store.query_facts(text, track_access=False, slots=slots)
+                            if not on:
+                                plain.append((time.perf_counter() - marks.start) * 1000)
+                                continue
+                            marks.mark("end")
+                            at = dict(marks.at)
+                            for name, value in at.items():
+                                if name in seen:
+                                    seen[name].append(value)
+                            if "scanned" in at and "result" in at:
+                                floors.append(at["scanned"] + at["end"] - at["result"])
+                    marks.on = True
                     cells = [
                         f"{statistics.median(seen[name]):.2f}" if seen[name] else "-"
                         for name in MARKS
                     ]
+                    cells.append(f"{statistics.median(plain):.2f}")
                     floor = f"{statistics.median(floors):.2f}" if floors else "-"
                     print(
                         f"| {kind} | {'one' if slots else 'all'} | {' | '.join(cells)} | {floor} |"
