@@ -164,10 +164,8 @@ class MiniLM:
         vectors: list = [None] * len(texts)
         for start in range(0, len(order), RUN_SIZE):
             run = order[start : start + RUN_SIZE]
-            encoded = tokenizer.encode_batch([texts[i] for i in run])
-            ids = np.array([e.ids for e in encoded], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            feed = _feed(np, tokenizer.encode_batch([texts[i] for i in run]))
+            mask = feed["attention_mask"]
             hidden = session.run(None, feed)[0]
             pooled = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -189,6 +187,13 @@ class MiniLM:
 forks.at_fork(MiniLM.after_fork)
 
 
+def _feed(numpy, encoded) -> dict:
+    """The model's inputs for texts the tokenizer encoded (padded to the longest)."""
+    ids = numpy.array([e.ids for e in encoded], dtype=numpy.int64)
+    mask = numpy.array([e.attention_mask for e in encoded], dtype=numpy.int64)
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": numpy.zeros_like(ids)}
+
+
 def _blocks_session(numpy, onnxruntime, path, data: bytes | None, tokenizer, threads: int):
     """A session of the model file's graph in int8 blocks (question_graph.py) on ``threads``
     intra-op threads, or None (logged) when it cannot be used here. ``data``: the file as
@@ -208,13 +213,7 @@ def _blocks_session(numpy, onnxruntime, path, data: bytes | None, tokenizer, thr
         # nothing to fold, and the basic optimizations run a question as fast as all of them
         session = _session(onnxruntime, model, quick=True, threads=threads, basic=True)
         probe = json.loads(gzip.decompress(PROBE.read_bytes()))
-        [encoded] = tokenizer.encode_batch([probe["text"]])
-        ids = numpy.array([encoded.ids], dtype=numpy.int64)
-        feed = {
-            "input_ids": ids,
-            "attention_mask": numpy.ones_like(ids),
-            "token_type_ids": numpy.zeros_like(ids),
-        }
+        feed = _feed(numpy, tokenizer.encode_batch([probe["text"]]))  # one text: no padding
         session.run(None, feed)  # the first run allocates
         start = time.thread_time()
         hidden = session.run(None, feed)[0]

@@ -47,10 +47,8 @@ def rewrite(model: bytes, block: int = BLOCK) -> bytes:
         raise ValueError("not an ONNX model with one graph")
     graph = _fields(graphs[0])
     nodes = [_Node(value) for number, _, value in graph if number == _GRAPH_NODE]
-    tensors = {
-        tensor.name: tensor
-        for tensor in (_Tensor(value) for number, _, value in graph if number == _GRAPH_INITIALIZER)
-    }
+    initializers = [_Tensor(value) for number, _, value in graph if number == _GRAPH_INITIALIZER]
+    tensors = {tensor.name: tensor for tensor in initializers}
     made = {out: node for node in nodes for out in node.outputs}
     uses: dict[str, int] = {}
     for node in nodes:
@@ -138,7 +136,7 @@ def rewrite(model: bytes, block: int = BLOCK) -> bytes:
         )
 
     pieces: list = []  # the new graph's fields, headers and views of ``model`` (one copy, at the end)
-    node_at = iter(nodes)
+    node_at, initializer_at = iter(nodes), iter(initializers)
     for number, wire, value in graph:
         if number == _GRAPH_NODE:
             node = next(node_at)
@@ -147,7 +145,7 @@ def rewrite(model: bytes, block: int = BLOCK) -> bytes:
             if id(node) in added_nodes:
                 pieces += [_field(_GRAPH_NODE, made_node) for made_node in added_nodes[id(node)]]
                 continue
-        elif number == _GRAPH_INITIALIZER and _Tensor(value).name in unused:
+        elif number == _GRAPH_INITIALIZER and next(initializer_at).name in unused:
             continue
         pieces += _raw(number, wire, value)
     for tensor in added_tensors:
