@@ -20,7 +20,7 @@ def nodes(model_bytes: bytes) -> list:
 
 
 def test_the_weights_multiply_in_blocks_and_the_tables_are_scaled_after_the_lookup(model):
-    before, after = nodes(model), nodes(graph.rewrite(model))
+    before, after = nodes(model), nodes(graph.rewrite(model)[0])
     blocks = [node for node in after if node.op == "MatMulNBits"]
     assert len(blocks) == graph.MATMULS and all(n.domain == "com.microsoft" for n in blocks)
     # the 6 MatMuls left are attention's (question x key, weights x value): no weights
@@ -29,15 +29,46 @@ def test_the_weights_multiply_in_blocks_and_the_tables_are_scaled_after_the_look
     casts = [node for node in after if node.op == "Cast"]
     assert sum(node.inputs[0].endswith("_q") for node in casts) == graph.TABLES
     assert sum(n.op == "Gather" for n in after) == sum(n.op == "Gather" for n in before) + 2
-    opsets = [v for n, _, v in graph._fields(graph.rewrite(model)) if n == graph._MODEL_OPSET]
+    opsets = [v for n, _, v in graph._fields(graph.rewrite(model)[0]) if n == graph._MODEL_OPSET]
     assert any(b"com.microsoft" in bytes(opset) for opset in opsets)
+
+
+def test_the_blocks_and_the_tables_are_kept_apart(model):
+    """The large tensors are named as external data and handed over as arrays (onnxruntime
+    copies them; a session's vectors do not change when they do, so they can be freed): the
+    graph's bytes hold the rest."""
+    ort = pytest.importorskip("onnxruntime")
+    np = pytest.importorskip("numpy")
+    rewritten, apart = graph.rewrite(bytearray(model))  # the tables: views of a copy
+    assert len(apart) == graph.MATMULS + graph.TABLES
+    assert sum(name.endswith("_blocks") for name in apart) == graph.MATMULS
+    assert {array.dtype.name for array in apart.values()} == {"uint8", "int8"}
+    held = sum(array.nbytes for array in apart.values())
+    assert held > 0.9 * len(model) and len(rewritten) < 0.1 * len(model)
+    for name in apart:  # each named once, as external data
+        assert rewritten.count(name.encode() + b"\x6a") == 1  # name, then field 13
+    options = ort.SessionOptions()
+    values = [ort.OrtValue.ortvalue_from_numpy(array) for array in apart.values()]
+    options.add_external_initializers(list(apart), values)
+    session = ort.InferenceSession(rewritten, options, providers=["CPUExecutionProvider"])
+    ids = np.array([[101, 2043, 2079, 2057, 2911, 1029, 102]], dtype=np.int64)
+    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": 0 * ids}
+    before = session.run(None, feed)[0]
+    for array in apart.values():
+        array[...] = 0
+    del apart, values, options
+    assert np.array_equal(session.run(None, feed)[0], before)
 
 
 def test_the_rewrite_runs_and_gives_a_question_near_full_precision(model):
     ort = pytest.importorskip("onnxruntime")
     np = pytest.importorskip("numpy")
     full = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
-    blocks = ort.InferenceSession(graph.rewrite(model), providers=["CPUExecutionProvider"])
+    rewritten, apart = graph.rewrite(model)
+    options = ort.SessionOptions()
+    values = [ort.OrtValue.ortvalue_from_numpy(array) for array in apart.values()]
+    options.add_external_initializers(list(apart), values)
+    blocks = ort.InferenceSession(rewritten, options, providers=["CPUExecutionProvider"])
     ids = np.array([[101, 2043, 2079, 2057, 2911, 1029, 102]], dtype=np.int64)
     feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": 0 * ids}
     a, b = (session.run(None, feed)[0].mean(axis=1)[0] for session in (full, blocks))
@@ -75,7 +106,7 @@ def test_a_cut_file_or_another_graph_is_refused(model):
     with pytest.raises(ValueError):
         graph.rewrite(model[: len(model) // 2])
     with pytest.raises(ValueError, match="0 weight MatMuls"):
-        graph.rewrite(graph.rewrite(model))  # rewritten already: nothing left to rewrite
+        graph.rewrite(graph.rewrite(model)[0])  # rewritten already: nothing left to rewrite
 
 
 @pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 2**31, 2**63 - 1, -1, -(2**63)])
