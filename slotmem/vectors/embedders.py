@@ -302,7 +302,10 @@ def llm_class() -> type:
 def check_sha256(path):
     """The file at ``path``, mapped read-only (read where it cannot be); ModelUnavailable
     unless it is the ONNX file slotmem was built against. Mapped, not read: a cold start's 15 ms
-    less (pip replaces a file by unlinking it first, so a mapping keeps the file it checked)."""
+    less. pip and uv replace a file by unlinking it first, so a mapping keeps the file it
+    checked; a tool that rewrote the file in place between the check and the rewrite (about 30
+    ms at a process's first question) could have what it wrote parsed, or cut it short and end
+    the process (SIGBUS), where the full-precision session, opened by path, was as exposed."""
     import mmap
 
     try:
