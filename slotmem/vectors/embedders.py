@@ -60,7 +60,7 @@ class MiniLM:
     blocks = True
     BLOCKS_GUARD_MS = 8.0  # a probe question taking more CPU than this: full precision instead
     _blocks: Any = None  # (numpy, that session, tokenizer); False: it could not be used here
-    _file: bytes | None = None  # the model file as checked, until the questions' graph is made
+    _file: Any = None  # the model file as checked (mapped), until the questions' graph is made
     _parts = None  # (numpy, onnxruntime, model path, tokenizer): imported and checked once
     _loaded = None  # (numpy, the optimized session, tokenizer)
     _questions = None  # the same, for questions, when ``question_threads`` asks for its own
@@ -117,7 +117,7 @@ class MiniLM:
                 if cls._blocks:
                     return cls._blocks
             else:
-                cls._file = None  # kept for a first question alone (23 MB)
+                cls._file = None  # kept for a first question alone
             first, cls._embedded = not cls._embedded, True
             own = cls.question_threads not in (0, cls.threads)
             if own and question and cls._questions is None and cls._loaded is not None:
@@ -194,7 +194,7 @@ def _feed(numpy, encoded) -> dict:
     return {"input_ids": ids, "attention_mask": mask, "token_type_ids": numpy.zeros_like(ids)}
 
 
-def _blocks_session(numpy, onnxruntime, path, data: bytes | None, tokenizer, threads: int):
+def _blocks_session(numpy, onnxruntime, path, data, tokenizer, threads: int):
     """A session of the model file's graph in int8 blocks (question_graph.py) on ``threads``
     intra-op threads, or None (logged) when it cannot be used here. ``data``: the file as
     checked already (None: read and checked here). A probe question (``PROBE``) must come
@@ -209,9 +209,9 @@ def _blocks_session(numpy, onnxruntime, path, data: bytes | None, tokenizer, thr
     from . import question_graph
 
     try:
-        model = question_graph.rewrite(check_sha256(path) if data is None else data)
+        model, apart = question_graph.rewrite(check_sha256(path) if data is None else data)
         # nothing to fold, and the basic optimizations run a question as fast as all of them
-        session = _session(onnxruntime, model, quick=True, threads=threads, basic=True)
+        session = _session(onnxruntime, model, quick=True, threads=threads, basic=True, apart=apart)
         probe = json.loads(gzip.decompress(PROBE.read_bytes()))
         feed = _feed(numpy, tokenizer.encode_batch([probe["text"]]))  # one text: no padding
         session.run(None, feed)  # the first run allocates
@@ -250,10 +250,19 @@ def _note(message: str) -> None:
     logging.getLogger("slotmem").info("%s", message)
 
 
-def _session(onnxruntime, path, *, quick: bool, threads: int | None = None, basic: bool = False):
+def _session(
+    onnxruntime,
+    path,
+    *,
+    quick: bool,
+    threads: int | None = None,
+    basic: bool = False,
+    apart: dict | None = None,
+):
     """An onnxruntime session of the checked model file (``quick``: see MiniLM.load; or of a
-    graph made from it, as bytes) on ``threads`` intra-op threads (None: MiniLM.threads; 0: one
-    a core); ``basic``: onnxruntime's basic graph optimizations alone."""
+    graph made from it, as bytes, with ``apart`` the arrays it names as external data) on
+    ``threads`` intra-op threads (None: MiniLM.threads; 0: one a core); ``basic``:
+    onnxruntime's basic graph optimizations alone."""
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # errors only
     # no spinning: idle onnxruntime threads would keep a core busy after each query,
@@ -264,7 +273,10 @@ def _session(onnxruntime, path, *, quick: bool, threads: int | None = None, basi
     threads = MiniLM.threads if threads is None else threads
     if threads:
         options.intra_op_num_threads = threads
-    return onnxruntime.InferenceSession(
+    if apart:
+        values = [onnxruntime.OrtValue.ortvalue_from_numpy(array) for array in apart.values()]
+        options.add_external_initializers(list(apart), values)
+    return onnxruntime.InferenceSession(  # (it copies ``apart``'s arrays)
         path if isinstance(path, bytes) else str(path),
         options,
         providers=["CPUExecutionProvider"],
@@ -287,11 +299,21 @@ def llm_class() -> type:
     return LlmMiniLM
 
 
-def check_sha256(path) -> bytes:
-    """The file at ``path``; ModelUnavailable unless it is the ONNX file slotmem was built
-    against."""
+def check_sha256(path):
+    """The file at ``path``, mapped read-only (read where it cannot be); ModelUnavailable
+    unless it is the ONNX file slotmem was built against. Mapped, not read: a cold start's 15 ms
+    less. pip and uv replace a file by unlinking it first, so a mapping keeps the file it
+    checked; a tool that rewrote the file in place between the check and the rewrite (about 30
+    ms at a process's first question) could have what it wrote parsed, or cut it short and end
+    the process (SIGBUS), where the full-precision session, opened by path, was as exposed."""
+    import mmap
+
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as file:
+            try:
+                data: Any = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):  # empty, or on a file system that cannot map it
+                data = file.read()
     except OSError as e:
         raise ModelUnavailable(f"cannot read the {DEFAULT_MODEL} model file {path}: {e}") from None
     digest = hashlib.sha256(data)
