@@ -67,11 +67,13 @@ def test_a_lexical_context_imports_only_what_it_needs(db_path):
         f"cli(['context', 'which editor?', '-d', {str(db_path)!r}], standalone_mode=False)\n"
         f"print(sorted(m for m in {unwanted!r} if m in sys.modules))"
     )
+    code += "\nfrom slotmem.search import terms\nprint(terms._cjk_run.cache_info().currsize)\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == [
         "## What I know about the user",
         "- **editor**: Maja uses Neovim",
         "[]",
+        "0",  # an ASCII question: the CJK pattern (1.6 ms to compile) is never compiled
     ]
 
 

@@ -100,7 +100,7 @@ def test_parse_never_raises_and_yields_plain_terms(text, max_terms):
         assert re.fullmatch(r"[^\W_]+", word) and word == query.fold(word)
         assert word not in query.STOPWORDS and len(word) <= query.MAX_TOKEN_CHARS
     for gram in terms.grams:
-        assert 1 <= len(gram) <= 2 and query._CJK_RUN.fullmatch(gram)
+        assert 1 <= len(gram) <= 2 and query._cjk_run().fullmatch(gram)
 
 
 @pytest.fixture(scope="module")
