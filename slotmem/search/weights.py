@@ -1,0 +1,162 @@
+"""Each fact's weight in memory, for the threats of the search by words alone (``pruned.py``).
+
+``pruned._threats`` asks, of the facts whose bound could still reach the first rows' floor (a
+sentence at 100k facts: about 1,400 in one slot, 4,400 across slots), which do with their own
+confidence, feedback and recency and pass the expiry and slot tests: a SQL lookup each, about
+1.5 µs, 2-6 ms a search (docs/benchmarks.md, "Where a hybrid search's time goes now").
+``Weights`` holds the columns that decide it (slot, confidence, quality, updated_at,
+expires_at) as arrays, and ``threats`` answers from them in numpy with the statement's
+arithmetic in its order; it keeps a hair more (``SLACK``), since a threat is only scored: one
+more changes no row, one fewer could.
+
+Fresh against the file: each use reads, in the search's snapshot, the count migration 0020's
+triggers keep (an update of those columns, a delete) and the largest seq. A new count reads every
+row again; a larger seq alone reads the new rows (AUTOINCREMENT: a new fact's seq is above every
+held one). Reading every row costs about 40-70 ms at 100k facts, so it waits until ``PATIENCE``
+searches have asked since the copy went stale: a process that writes between its searches keeps
+the statement, and one command's single search never reads them.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from . import common
+from .lexical import DAY_MS, FEEDBACK_FLOOR, FEEDBACK_STEP
+
+ENABLED = True  # False: the statement decides every threat (tests compare)
+PATIENCE = 4  # searches that ask while the copy is missing or stale before it is read
+MIN_FACTS = 256  # fewer facts to test: the statement costs less than looking the copy up
+SLACK = 1e-9  # kept when this close under the floor (SQL's constants are parsed from text)
+NEVER = 2**63 - 1  # expires_at NULL
+
+COLUMNS = "seq, slot, confidence, quality, updated_at, ifnull(expires_at, ?)"
+SIGNAL_SQL = (
+    "SELECT (SELECT changes FROM memory_weight_changes WHERE id = 1), "
+    "(SELECT max(seq) FROM memory_facts)"
+)
+
+
+@dataclass
+class Held:
+    """The columns of every fact (rows by seq), as of ``changes`` and ``top`` (the count and the
+    largest seq when they were read)."""
+
+    seqs: Any  # sorted int64
+    slots: Any  # int64 codes into ``names``
+    confidence: Any  # float64
+    quality: Any  # int64
+    updated: Any  # int64
+    expires: Any  # int64 (``NEVER``: no expiry)
+    names: dict[str, int]
+    changes: int
+    top: int
+
+
+class Weights:
+    """One Store's copy (kept beside its document frequencies: ``of``)."""
+
+    def __init__(self):
+        self._held: Held | None = None
+        self._waited = 0
+        self._lock = threading.Lock()
+
+    def held(self, conn) -> Held | None:
+        """The copy as fresh as the file in the caller's snapshot, or None: not yet worth
+        reading (``PATIENCE``), or a file without migration 0020's count."""
+        try:
+            changes, top = conn.execute(SIGNAL_SQL).fetchone()
+        except Exception:  # noqa: BLE001 - no such table: a file read-only, before migration 0020
+            return None
+        if changes is None:
+            return None
+        top = top or 0
+        with self._lock:
+            held = self._held
+            if held is not None and held.changes == changes and held.top <= top:
+                if held.top < top:  # new facts only
+                    held = self._held = _extend(conn, held, top)
+                return held
+            self._waited += 1
+            if self._waited <= PATIENCE:
+                return None
+            self._waited = 0
+            self._held = _read(conn, changes, top)
+            return self._held
+
+
+def of(freqs) -> Weights | None:
+    """The Store's copy, kept on its ``DocFreqs`` (None without one: no copy to keep)."""
+    if freqs is None:
+        return None
+    if not isinstance(getattr(freqs, "weights", None), Weights):
+        freqs.weights = Weights()
+    return freqs.weights
+
+
+def threats(held: Held, ranking, seqs, scaled, least: float, options: dict) -> list[int] | None:
+    """``pruned._threats``'s facts from the copy: of ``seqs`` (with their bounds ``scaled``,
+    integers, as the statement reads them), those whose bound times confidence × feedback ×
+    recency reaches ``least`` and that pass the statement's tests (not expired at ``now``, in
+    the slots asked). None when the copy cannot say: a window or tags asked (the statement tests
+    them), or a seq it does not hold."""
+    if options.get("since") is not None or options.get("until") is not None or options["tags"]:
+        return None
+    np = common.numpy()
+    if not len(held.seqs):
+        return None
+    at = np.minimum(np.searchsorted(held.seqs, seqs), len(held.seqs) - 1)
+    if not np.array_equal(held.seqs[at], seqs):
+        return None
+    now = options["now"]
+    # as the statement: (bound * confidence * feedback) * recency, left to right, in doubles
+    value = scaled.astype(np.float64) * held.confidence[at]
+    value *= np.maximum(FEEDBACK_FLOOR, 1 + FEEDBACK_STEP * held.quality[at])
+    if ranking.half_life_days:
+        half_life_ms = float(ranking.half_life_days) * DAY_MS
+        value *= 1.0 / (1.0 + np.maximum(0, now - held.updated[at]) / half_life_ms)
+    keep = (value >= least * (1 - SLACK)) & (held.expires[at] > now)
+    if options["slots"]:
+        codes = [held.names[slot] for slot in options["slots"] if slot in held.names]
+        keep &= np.isin(held.slots[at], codes)
+    return seqs[keep].tolist()
+
+
+def _read(conn, changes: int, top: int) -> Held:
+    """Every fact's columns (in the caller's snapshot)."""
+    found = conn.execute(f"SELECT {COLUMNS} FROM memory_facts ORDER BY seq", (NEVER,))
+    return _held(found, {}, changes, top)
+
+
+def _extend(conn, held: Held, top: int) -> Held:
+    """``held`` with the facts above its largest seq."""
+    np = common.numpy()
+    found = conn.execute(
+        f"SELECT {COLUMNS} FROM memory_facts WHERE seq > ? ORDER BY seq", (NEVER, held.top)
+    )
+    new = _held(found, dict(held.names), held.changes, top)
+    joined = {name: np.concatenate((getattr(held, name), getattr(new, name))) for name in ARRAYS}
+    return Held(**joined, names=new.names, changes=held.changes, top=top)
+
+
+ARRAYS = ("seqs", "slots", "confidence", "quality", "updated", "expires")  # Held's arrays
+TYPES = ("int64", "int64", "float64", "int64", "int64", "int64")
+CHUNK = 65_536  # rows made into arrays at a time (a million rows' tuples at once: 200 MB)
+
+
+def _held(cursor, names: dict[str, int], changes: int, top: int) -> Held:
+    """The rows of ``cursor`` (``COLUMNS``) as arrays, new slot names added to ``names``."""
+    np = common.numpy()
+    chunks: list[list] = [[] for _ in ARRAYS]
+    while rows := cursor.fetchmany(CHUNK):
+        seqs, slots, *rest = zip(*rows)
+        codes = [names.setdefault(slot, len(names)) for slot in slots]
+        for chunk, values, dtype in zip(chunks, [seqs, codes, *rest], TYPES):
+            chunk.append(np.array(values, dtype=dtype))
+    arrays = {
+        name: np.concatenate(chunk) if chunk else np.zeros(0, dtype)
+        for name, chunk, dtype in zip(ARRAYS, chunks, TYPES)
+    }
+    return Held(**arrays, names=names, changes=changes, top=top)
