@@ -146,7 +146,7 @@ def test_a_change_by_another_process_is_seen(tmp_path, monkeypatch, held):
         )  # fmt: skip
         assert searched(store) == statement_rows(store, monkeypatch)
         assert held["read"] == before  # new facts only: read on their own
-        copy = store._doc_freqs.weights.held(store.conn)
+        copy = store._doc_freqs.weights.held(store.conn, 1)
         assert len(copy.seqs) == 849 and copy.top == max(copy.seqs)
 
 
@@ -175,15 +175,19 @@ def test_a_file_without_the_count_keeps_the_statement(tmp_path, monkeypatch, hel
         assert held["answered"] == held["read"] == 0
 
 
-def test_patience_a_stale_copy_is_read_after_a_few_asks(tmp_path, monkeypatch):
-    """Reading every row waits until ``PATIENCE`` asks found the copy missing or stale."""
-    monkeypatch.setattr(weights, "PATIENCE", 3)
-    with fresh_store(tmp_path / "m.db") as store:
+def test_a_stale_copy_is_read_once_the_statement_has_tested_as_many_facts(tmp_path, monkeypatch):
+    """Reading every row waits until the statement has tested as many facts as the file holds
+    since the copy went missing or stale (reading one costs about what testing one does)."""
+    monkeypatch.setattr(weights, "PATIENCE", 1.0)
+    with fresh_store(tmp_path / "m.db") as store:  # 800 facts
         copy = weights.Weights()
-        assert [copy.held(store.conn) is not None for _ in range(5)] == [False] * 3 + [True] * 2
+        assert [copy.held(store.conn, 300) is not None for _ in range(4)] == [False] * 2 + [
+            True
+        ] * 2
         store.upsert("user", "k0", "changed", confidence=0.9)
-        assert [copy.held(store.conn) is not None for _ in range(4)] == [False] * 3 + [True]
-        count = len(copy.held(store.conn).seqs)
+        assert [copy.held(store.conn, 500) is not None for _ in range(3)] == [False, True, True]
+        count = len(copy.held(store.conn, 1).seqs)
         store.upsert("user", "k-new", "a new fact")  # new facts: read at once
         top = store.conn.execute("SELECT max(seq) FROM memory_facts").fetchone()[0]
-        assert copy.held(store.conn).top == top and len(copy.held(store.conn).seqs) == count + 1
+        again = copy.held(store.conn, 1)
+        assert again is not None and again.top == top and len(again.seqs) == count + 1

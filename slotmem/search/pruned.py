@@ -208,7 +208,7 @@ def _held_threats(conn, kept, ranking: Ranking, seqs, scaled, floor: float, opti
     kept, too few facts to be worth it (``weights.MIN_FACTS``), or a test they cannot make."""
     if kept is None or not weights.ENABLED or len(seqs) < weights.MIN_FACTS:
         return None
-    copy = kept.held(conn)
+    copy = kept.held(conn, len(seqs))
     if copy is None:
         return None
     return weights.threats(copy, ranking, seqs, scaled, floor * SCALE, options)
