@@ -58,12 +58,24 @@ def test_with_recency_the_rows_are_the_same(mem, monkeypatch, held):
     assert every_search(mem) == fast
 
 
-def test_a_window_or_tags_are_left_to_the_statement(mem, held):
-    """``since`` and ``tags`` are tests the copy does not hold: the statement answers."""
-    for options in ({"since": "200d"}, {"tags": ["fifth"]}):
-        for text in questions(10):
+def test_a_window_or_tags_are_left_to_the_statement(mem, monkeypatch, held):
+    """``since`` and ``tags`` are tests the copy does not hold: the statement answers, the same
+    rows, and such searches do not count toward reading the copy."""
+    monkeypatch.setattr(mem._doc_freqs, "weights", None)  # none held yet
+    monkeypatch.setattr(weights, "PATIENCE", 1.0)
+
+    def searches() -> list:
+        return [
             words_alone(mem, text, options)
-    assert held["answered"] == 0
+            for options in ({"since": "200d"}, {"tags": ["fifth"]})
+            for text in questions(10)
+        ]
+
+    fast = searches()
+    assert held["answered"] == held["read"] == 0
+    assert mem._doc_freqs.weights._owed == 0
+    monkeypatch.setattr(weights, "ENABLED", False)
+    assert searches() == fast
 
 
 def test_wrong_weights_would_change_rows(mem, monkeypatch, held):
@@ -78,9 +90,8 @@ def test_wrong_weights_would_change_rows(mem, monkeypatch, held):
         return found
 
     monkeypatch.setattr(weights, "_held", lowered)
-    mem._doc_freqs.weights = None  # read again, lowered
+    monkeypatch.setattr(mem._doc_freqs, "weights", None)  # read again, lowered
     assert every_search(mem) != fast
-    mem._doc_freqs.weights = None
 
 
 def fresh_store(path) -> Store:
@@ -96,6 +107,10 @@ def fresh_store(path) -> Store:
         for i in range(800)
     )
     return store
+
+
+def store_value(store, i: int) -> str:
+    return store.get(("user", "project")[i % 2], f"k{i}").value
 
 
 def searched(store) -> list:
@@ -116,6 +131,8 @@ def test_a_change_by_another_process_is_seen(tmp_path, monkeypatch, held):
     with fresh_store(path) as store, Store(path) as other:
         later = store.clock() + 3_600_000  # both ways search at one time: the 1 s ttl has run
         monkeypatch.setattr(store, "clock", lambda: later)
+        for i in range(3, 800, 10):  # expired when the copy is first read
+            store.upsert(("user", "project")[i % 2], f"k{i}", store_value(store, i), ttl="1s")
         assert searched(store) == statement_rows(store, monkeypatch)
         assert held["read"] == 1
         rng = random.Random(9)
@@ -132,6 +149,18 @@ def test_a_change_by_another_process_is_seen(tmp_path, monkeypatch, held):
             lambda: other.upsert("project", "k1", other.get("project", "k1").value, ttl="1s"),
             lambda: other.rate("user", "k2", 3),
             lambda: other.delete("user", "k4"),
+            lambda: other.upsert_many(  # no expiry any more: back among the threats
+                {
+                    "slot": ("user", "project")[i % 2],
+                    "key": f"k{i}",
+                    "value": store_value(other, i),
+                    "confidence": 1.0,
+                }
+                for i in range(3, 800, 10)
+            ),
+            lambda: other.conn.execute(  # moved to the other slot, as raw SQL would
+                "UPDATE memory_facts SET slot = 'project' WHERE key IN ('k0', 'k12', 'k24')"
+            ),
         ]
         for change in changes:
             before = held["read"]
@@ -191,3 +220,20 @@ def test_a_stale_copy_is_read_once_the_statement_has_tested_as_many_facts(tmp_pa
         top = store.conn.execute("SELECT max(seq) FROM memory_facts").fetchone()[0]
         again = copy.held(store.conn, 1)
         assert again is not None and again.top == top and len(again.seqs) == count + 1
+
+
+def test_new_facts_one_by_one_extend_the_copy_and_leave_earlier_copies_as_they_were(tmp_path):
+    """New facts are written after the copy's rows in arrays that double when full: each
+    copy handed out keeps its own rows, and the latest holds every fact, as read afresh."""
+    with fresh_store(tmp_path / "m.db") as store:
+        kept = weights.Weights()
+        copies = [kept.held(store.conn, 10**9)]
+        for i in range(40):
+            store.upsert("user", f"one{i}", f"fact {i}", confidence=0.5 + i / 100)
+            copies.append(kept.held(store.conn, 1))
+        assert [len(copy.seqs) for copy in copies] == list(range(800, 841))
+        fresh = weights._read(store.conn, copies[-1].changes, copies[-1].top)
+        for copy in copies:
+            size = len(copy.seqs)
+            for name in weights.ARRAYS:
+                assert (getattr(copy, name) == getattr(fresh, name)[:size]).all(), name

@@ -208,6 +208,8 @@ def _held_threats(conn, kept, ranking: Ranking, seqs, scaled, floor: float, opti
     kept, too few facts to be worth it (``weights.MIN_FACTS``), or a test they cannot make."""
     if kept is None or not weights.ENABLED or len(seqs) < weights.MIN_FACTS:
         return None
+    if not weights.usable(options):  # (nor counted toward reading the copy)
+        return None
     copy = kept.held(conn, len(seqs))
     if copy is None:
         return None
