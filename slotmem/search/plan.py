@@ -152,6 +152,7 @@ class DocFreqs:
     def __init__(self):
         self._memo: tuple[bytes | None, dict[str, int]] = (None, {})
         self.postings: object | None = None  # common.Postings, made by the first search needing it
+        self.weights: object | None = None  # weights.Weights, the same way
 
     def read(self, conn, terms) -> tuple[int, dict[str, int]] | None:
         """(N, {term: df}) as ``indexed_rows`` and ``lookup`` give them, read in one statement

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import functools
 
-from . import common, lexical
+from . import common, lexical, weights
 from . import plan as planning
 from .lexical import FEEDBACK_FLOOR, FEEDBACK_STEP, Ranking
 
@@ -91,11 +91,14 @@ def search(
     ranking: Ranking,
     postings: common.Postings,
     best: bool = False,
+    held_weights: weights.Weights | None = None,
     **options,
 ) -> list:
     """``lexical.search(conn, chosen, ranking, **options)``'s rows (the same rows, scores and
     order), with bm25 run for the facts that can make them (``applies`` first); with ``best``,
-    ``lexical.best``'s rows (the tagged lexical search's cheaper statement) the same way."""
+    ``lexical.best``'s rows (the tagged lexical search's cheaper statement) the same way.
+    ``held_weights``: the facts' weights in memory (weights.py), which decide the threats when
+    they can."""
     np = common.numpy()
     limit, slots = options["limit"], options["slots"]
     run = functools.partial(lexical.best if best else lexical.search, conn, chosen, ranking)
@@ -144,7 +147,10 @@ def search(
         likely = np.count_nonzero(bound[: len(rest)] * lowest >= floor)
         if first + likely > MOST * len(seqs):
             return run(**options)
-        threats = _threats(conn, ranking, rest, bound[: len(rest)], floor, options)
+        scaled = _scaled(bound[: len(rest)])
+        threats = _held_threats(conn, held_weights, ranking, rest, scaled, floor, options)
+        if threats is None:
+            threats = _threats(conn, ranking, rest, scaled, floor, options)
         if not threats:
             return rows
         kept = _array([*seqs[:first].tolist(), *threats])
@@ -191,14 +197,32 @@ def held(conn, arms, postings: common.Postings, slots: list[str] | None):
     return common.held(lists, tags if slots else None)
 
 
-def _threats(conn, ranking: Ranking, seqs, bound, floor: float, options: dict) -> list[int]:
-    """The ``seqs`` whose ``bound`` times their confidence × feedback × recency reaches
-    ``floor``, among the facts the statement would keep (slots, expiry, window, tags). Each
-    seq goes with its bound in one integer (the seq in the high 32 bits, the bound in 1/1024ths
-    rounded up in the low ones): a JSON array of pairs cost several times as much to read."""
+def _scaled(bound):
+    """Bounds in 1/``SCALE``ths, rounded up, as integers (below LARGEST: search checks)."""
+    np = common.numpy()
+    return np.ceil(bound * SCALE).astype(np.int64)
+
+
+def _held_threats(conn, kept, ranking: Ranking, seqs, scaled, floor: float, options: dict):
+    """``_threats``'s facts from the weights in memory (``kept``: weights.py's), or None: none
+    kept, too few facts to be worth it (``weights.MIN_FACTS``), or a test they cannot make."""
+    if kept is None or not weights.ENABLED or len(seqs) < weights.MIN_FACTS:
+        return None
+    if not weights.usable(options):  # (nor counted toward reading the copy)
+        return None
+    copy = kept.held(conn, len(seqs))
+    if copy is None:
+        return None
+    return weights.threats(copy, ranking, seqs, scaled, floor * SCALE, options)
+
+
+def _threats(conn, ranking: Ranking, seqs, scaled, floor: float, options: dict) -> list[int]:
+    """The ``seqs`` whose bound (``scaled``: ``_scaled``'s) times their confidence × feedback ×
+    recency reaches ``floor``, among the facts the statement would keep (slots, expiry, window,
+    tags). Each seq goes with its bound in one integer (the seq in the high 32 bits, the bound
+    in the low ones): a JSON array of pairs cost several times as much to read."""
     np = common.numpy()
     feedback, recency = ranking.factors()
-    scaled = np.ceil(bound * SCALE).astype(np.int64)  # below LARGEST (search checks)
     params: dict = {"facts": _array((seqs.astype(np.int64) << 32) | scaled), "floor": floor}
     params["now"] = options["now"]
     tests = lexical.fact_tests(params, options.get("since"), options.get("until"), options["tags"])
