@@ -33,6 +33,20 @@ def test_the_weights_multiply_in_blocks_and_the_tables_are_scaled_after_the_look
     assert any(b"com.microsoft" in bytes(opset) for opset in opsets)
 
 
+def session_of(ort, rewritten: bytes, apart: dict):
+    """A session of the rewritten graph, its tensors kept apart handed over (and let go)."""
+    options = ort.SessionOptions()
+    values = [ort.OrtValue.ortvalue_from_numpy(array) for array in apart.values()]
+    options.add_external_initializers(list(apart), values)
+    return ort.InferenceSession(rewritten, options, providers=["CPUExecutionProvider"])
+
+
+def question(np) -> dict:
+    """The model's inputs for "when do we ship?"."""
+    ids = np.array([[101, 2043, 2079, 2057, 2911, 1029, 102]], dtype=np.int64)
+    return {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": 0 * ids}
+
+
 def test_the_blocks_and_the_tables_are_kept_apart(model):
     """The large tensors are named as external data and handed over as arrays (onnxruntime
     copies them; a session's vectors do not change when they do, so they can be freed): the
@@ -47,17 +61,12 @@ def test_the_blocks_and_the_tables_are_kept_apart(model):
     assert held > 0.9 * len(model) and len(rewritten) < 0.1 * len(model)
     for name in apart:  # each named once, as external data
         assert rewritten.count(name.encode() + b"\x6a") == 1  # name, then field 13
-    options = ort.SessionOptions()
-    values = [ort.OrtValue.ortvalue_from_numpy(array) for array in apart.values()]
-    options.add_external_initializers(list(apart), values)
-    session = ort.InferenceSession(rewritten, options, providers=["CPUExecutionProvider"])
-    ids = np.array([[101, 2043, 2079, 2057, 2911, 1029, 102]], dtype=np.int64)
-    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": 0 * ids}
-    before = session.run(None, feed)[0]
+    session = session_of(ort, rewritten, apart)
+    before = session.run(None, question(np))[0]
     for array in apart.values():
         array[...] = 0
-    del apart, values, options
-    assert np.array_equal(session.run(None, feed)[0], before)
+    del apart
+    assert np.array_equal(session.run(None, question(np))[0], before)
 
 
 def inline(rewritten: bytes, apart: dict) -> bytes:
@@ -108,14 +117,8 @@ def test_the_rewrite_runs_and_gives_a_question_near_full_precision(model):
     ort = pytest.importorskip("onnxruntime")
     np = pytest.importorskip("numpy")
     full = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
-    rewritten, apart = graph.rewrite(model)
-    options = ort.SessionOptions()
-    values = [ort.OrtValue.ortvalue_from_numpy(array) for array in apart.values()]
-    options.add_external_initializers(list(apart), values)
-    blocks = ort.InferenceSession(rewritten, options, providers=["CPUExecutionProvider"])
-    ids = np.array([[101, 2043, 2079, 2057, 2911, 1029, 102]], dtype=np.int64)
-    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": 0 * ids}
-    a, b = (session.run(None, feed)[0].mean(axis=1)[0] for session in (full, blocks))
+    blocks = session_of(ort, *graph.rewrite(model))
+    a, b = (session.run(None, question(np))[0].mean(axis=1)[0] for session in (full, blocks))
     assert float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)) > 0.999
     assert not np.array_equal(a, b)  # int8 products: close, not the same
 
