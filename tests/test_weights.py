@@ -237,3 +237,39 @@ def test_new_facts_one_by_one_extend_the_copy_and_leave_earlier_copies_as_they_w
             size = len(copy.seqs)
             for name in weights.ARRAYS:
                 assert (getattr(copy, name) == getattr(fresh, name)[:size]).all(), name
+
+
+@pytest.mark.parametrize("half_life", [None, 0.5, 30.0, 365.0])
+def test_the_copy_passes_the_facts_the_statement_passes(mem, half_life):
+    """``weights.threats`` against ``pruned._threats`` itself, on random facts, bounds and
+    floors: the same facts (the slack keeps none more here), expired ones (one at ``now``
+    exactly) and other slots left out alike."""
+    np = pytest.importorskip("numpy")
+    ranking = Ranking(half_life_days=half_life)
+    rng = random.Random(23)
+    all_seqs = [seq for (seq,) in mem.conn.execute("SELECT seq FROM memory_facts ORDER BY seq")]
+    copy = weights._read(mem.conn, 0, all_seqs[-1])
+    # now, and the time a few facts expire at (``expires_at = 1``: expiring at now exactly)
+    times = [mem.clock(), int(copy.expires[copy.expires < weights.NEVER][0])]
+    compared = 0
+    for i in range(60):
+        now = times[i % 2]
+        seqs = np.array(sorted(rng.sample(all_seqs, 300)), dtype=np.int32)
+        scaled = np.array([rng.randint(1, 40_000) for _ in seqs], dtype=np.int64)
+        floor = rng.uniform(0.5, 30.0)
+        slots = rng.choice([None, ["user"], ["project", "agent"], ["nowhere"]])
+        options = {"now": now, "slots": slots, "tags": ()}
+        found = weights.threats(copy, ranking, seqs, scaled, floor * pruned.SCALE, options)
+        assert found == pruned._threats(mem.conn, ranking, seqs, scaled, floor, options)
+        compared += len(found)
+    assert compared > 1000
+
+
+def test_a_copy_busy_on_another_thread_leaves_the_search_to_the_statement(tmp_path):
+    """Another thread reading every row holds the copy: a search does not wait for it."""
+    with fresh_store(tmp_path / "m.db") as store:
+        kept = weights.Weights()
+        assert kept.held(store.conn, 10**9) is not None
+        with kept._lock:  # as a thread inside ``held`` would
+            assert kept.held(store.conn, 10**9) is None
+        assert kept.held(store.conn, 1) is not None
