@@ -9,13 +9,8 @@ from collections.abc import Iterable
 
 from .. import validation
 from ..errors import InvalidInput
-from ..records import (
-    FACT_COLUMNS,
-    HISTORY_REASONS,
-    Fact,
-    HistoryEntry,
-    Hit,
-)
+from ..records import FACT_COLUMNS, HISTORY_REASONS, Fact, Hit
+from ..reports import HistoryEntry
 from ..search import Query
 from . import hybrid, server
 from . import search as pg_search
