@@ -54,10 +54,14 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """HistoryEntry, PruneReport and UpsertResult, from ``reports.py`` when first asked for (a
-    read loads none of it)."""
-    if name in ("HistoryEntry", "PruneReport", "UpsertResult"):
+    """The names of ``__all__`` not imported above (HistoryEntry, PruneReport, UpsertResult),
+    from ``reports.py`` when first asked for: a read loads none of it."""
+    if name in __all__:
         from . import reports
 
         return getattr(reports, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

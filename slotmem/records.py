@@ -10,8 +10,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .reports import UpsertResult
+if TYPE_CHECKING:  # the names __getattr__ gives at run time (below), for type checkers
+    from . import reports
+
+    About = reports.About
+    Change = reports.Change
+    ChangeReport = reports.ChangeReport
+    FlushCursor = reports.FlushCursor
+    HistoryEntry = reports.HistoryEntry
+    Link = reports.Link
+    LinkHistoryEntry = reports.LinkHistoryEntry
+    PruneReport = reports.PruneReport
+    UpsertResult = reports.UpsertResult
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 TIME_FIELDS = (
@@ -184,3 +194,7 @@ def __getattr__(name: str):
 
         return getattr(reports, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *REPORTS})

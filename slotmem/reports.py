@@ -3,10 +3,11 @@ links, what a memory holds about a name, and the reports of prune, restore, undo
 dedupe, and the flusher's cursors.
 
 Apart from ``records.py`` (Fact, Hit, SlotPolicy: what every read makes) because a read never
-makes these: CPython 3.11 takes about half a millisecond to make a frozen dataclass's class
-(its methods are compiled one by one), five of a lexical ``slotmem context``'s 90 ms for these
-nine, so a process loads this module when it first needs one of them (``records`` and
-``slotmem`` still give every name: tests/test_imports.py checks a read loads none of it).
+makes these: CPython 3.11 takes about half a millisecond to make a dataclass's class (its
+methods are compiled one by one), about 5 of a lexical ``slotmem context``'s 90 ms for these
+nine, so a process loads this module when it first needs one of them (``records`` gives every
+name, and ``slotmem`` the three it exports; tests/test_imports.py checks a read loads none of
+it).
 """
 
 from __future__ import annotations

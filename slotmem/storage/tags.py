@@ -36,7 +36,7 @@ def retagged(
     if previous is not None:
         previous = dataclasses.replace(previous, tags=before)
     fact = dataclasses.replace(result.fact, tags=tuple(sorted(final)))
-    return (None if keep else final), type(result)(result.action, fact, previous)
+    return (None if keep else final), dataclasses.replace(result, fact=fact, previous=previous)
 
 
 def of_ids(conn, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
