@@ -201,7 +201,7 @@ def test_every_name_reports_holds_is_given_where_it_was():
     for module in (records, slotmem):
         with pytest.raises(AttributeError, match="NoSuchRecord"):
             module.NoSuchRecord  # noqa: B018
-        assert set(records.REPORTS) <= set(dir(records))
+    assert set(records.REPORTS) <= set(dir(records))
     assert {"HistoryEntry", "UpsertResult"} <= set(dir(slotmem))
     # what the CHANGELOG tells a user of typing.get_type_hints
     hints = typing.get_type_hints(Store.upsert, localns=vars(reports))
