@@ -1,6 +1,9 @@
 import os
 import subprocess
 import sys
+import typing
+
+import pytest
 
 from slotmem import Store
 
@@ -47,6 +50,10 @@ RARE = (
     "shutil",
     "logging",  # slotmem.storage.forks.warn: logging only when the process has it
     "json",
+    # history entries, links and reports: nine dataclasses' classes (about 5 ms) a read never
+    # makes; and links' SQL
+    "slotmem.reports",
+    "slotmem.storage.links",
 )
 
 
@@ -169,3 +176,33 @@ def test_the_cli_runs_numpy_without_an_openblas_thread_pool():
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert out.stdout.splitlines()[-1] == "4", out.stderr
+
+
+def test_every_name_reports_holds_is_given_where_it_was():
+    """``slotmem.reports`` holds what a read never makes; ``slotmem.records`` still gives those
+    names, and ``slotmem`` the three it exports (the same classes); the history's columns are
+    its fields."""
+    import dataclasses
+
+    import slotmem
+    from slotmem import records, reports
+    from slotmem.storage import rows
+
+    for name in records.REPORTS:
+        assert getattr(records, name) is getattr(reports, name)
+    for name in ("HistoryEntry", "PruneReport", "UpsertResult"):
+        assert getattr(slotmem, name) is getattr(reports, name)
+        assert name in slotmem.__all__
+    assert {name for name in dir(reports) if isinstance(getattr(reports, name), type)} - {
+        "Fact"
+    } == set(records.REPORTS)
+    fields = [field.name for field in dataclasses.fields(reports.HistoryEntry)]
+    assert list(rows.HISTORY_FIELDS) == [name for name in fields if name != "version"]
+    for module in (records, slotmem):
+        with pytest.raises(AttributeError, match="NoSuchRecord"):
+            module.NoSuchRecord  # noqa: B018
+    assert set(records.REPORTS) <= set(dir(records))
+    assert {"HistoryEntry", "UpsertResult"} <= set(dir(slotmem))
+    # what the CHANGELOG tells a user of typing.get_type_hints
+    hints = typing.get_type_hints(Store.upsert, localns=vars(reports))
+    assert hints["return"] is reports.UpsertResult

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..records import ChangeReport
+from ..reports import ChangeReport
 from ..search.duplicates import THRESHOLDS
 from .app import cli, database_option, exists, open_store, store_for
 from .grammar import fact_argument, stored_key

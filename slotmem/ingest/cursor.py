@@ -2,7 +2,7 @@
 how many messages were flushed, and a hash of them), and a flush sends the model only the
 messages after it, with the last few before them as context.
 
-    cursor = store.flush_cursor("chat.json")     # slotmem.records.FlushCursor, or None
+    cursor = store.flush_cursor("chat.json")     # slotmem.reports.FlushCursor, or None
     store.advance_flush_cursor("chat.json", len(turns), prefix_hash(turns))
     store.reset_flush_cursor("chat.json")        # the next flush reads it all
 

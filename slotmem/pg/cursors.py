@@ -11,7 +11,8 @@ import warnings
 
 from .. import validation
 from ..errors import InvalidInput
-from ..records import Change, ChangeReport, Fact, FlushCursor, HistoryEntry
+from ..records import Fact
+from ..reports import Change, ChangeReport, FlushCursor, HistoryEntry
 from . import server
 from . import tags as fact_tags
 from .reads import HISTORY_FIELDS

@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 
 from .. import validation
-from ..records import ChangeReport, Fact, HistoryEntry
+from ..records import Fact
+from ..reports import ChangeReport, HistoryEntry
 from ..search.duplicates import merge_pairs
 from . import server
 from . import tags as fact_tags

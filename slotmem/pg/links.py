@@ -9,7 +9,8 @@ import dataclasses
 
 from .. import validation
 from ..errors import InvalidInput, protected_error
-from ..records import FACT_COLUMNS, About, Fact, Link, LinkHistoryEntry
+from ..records import FACT_COLUMNS, Fact
+from ..reports import About, Link, LinkHistoryEntry
 from . import server
 from . import tags as fact_tags
 from .policies import Policies

@@ -9,14 +9,10 @@ from collections.abc import Iterable
 
 from .. import validation
 from ..errors import InvalidInput
-from ..records import (
-    FACT_COLUMNS,
-    HISTORY_REASONS,
-    Fact,
-    HistoryEntry,
-    Hit,
-)
+from ..records import FACT_COLUMNS, HISTORY_REASONS, Fact, Hit
+from ..reports import HistoryEntry
 from ..search import Query
+from ..storage.rows import HISTORY_FIELDS
 from . import hybrid, server
 from . import search as pg_search
 from . import tags as fact_tags
@@ -31,7 +27,6 @@ LIST_ORDERS = {  # the Store's (slotmem.store.reads.LIST_ORDERS), in PostgreSQL'
     "key": "slot, key",
 }
 FACT_SELECT = ", ".join(FACT_COLUMNS)
-HISTORY_FIELDS = tuple(f.name for f in dataclasses.fields(HistoryEntry) if f.name != "version")
 
 
 class Reads(Core):

@@ -22,7 +22,8 @@ from collections.abc import Iterator
 
 from .. import validation
 from ..errors import InvalidInput
-from ..records import FACT_COLUMNS, Change, ChangeReport, Fact, SlotPolicy
+from ..records import FACT_COLUMNS, Fact, SlotPolicy
+from ..reports import Change, ChangeReport
 from ..storage import retention, transfer_episodes, transfer_links
 from ..storage import transfer as file_transfer
 from . import tags as fact_tags

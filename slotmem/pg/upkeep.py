@@ -9,10 +9,8 @@ from collections.abc import Iterable
 
 from .. import validation
 from ..errors import InvalidInput
-from ..records import (
-    Fact,
-    PruneReport,
-)
+from ..records import Fact
+from ..reports import PruneReport
 from ..storage import retention
 from . import search as pg_search
 from . import server

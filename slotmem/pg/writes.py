@@ -9,11 +9,8 @@ from collections.abc import Iterable, Mapping
 
 from .. import validation
 from ..errors import InvalidInput, protected_error
-from ..records import (
-    FACT_COLUMNS,
-    Fact,
-    UpsertResult,
-)
+from ..records import FACT_COLUMNS, Fact
+from ..reports import UpsertResult
 from ..storage import items as batch_items
 from ..storage.tags import PROTECTED, retagged
 from . import server, tokens

@@ -39,7 +39,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..records import Change, ChangeReport, Fact
+from ..records import Fact
+from ..reports import Change, ChangeReport
 from . import terms as text_terms
 from .relevance import sigmoid
 from .stemmer import stem

@@ -3,7 +3,10 @@ hash of them. Handed a connection; the Store wraps these in its transactions."""
 
 from __future__ import annotations
 
-from ..records import FlushCursor
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..reports import FlushCursor
 
 
 def read(conn, source: str) -> FlushCursor | None:
@@ -12,10 +15,14 @@ def read(conn, source: str) -> FlushCursor | None:
         "WHERE source = ?",
         (source,),
     ).fetchone()
+    from ..reports import FlushCursor
+
     return None if row is None else FlushCursor(*row)
 
 
 def read_all(conn) -> list[FlushCursor]:
+    from ..reports import FlushCursor
+
     rows = conn.execute(
         "SELECT source, messages, prefix_hash, flushed_at FROM memory_flush_cursors ORDER BY source"
     )

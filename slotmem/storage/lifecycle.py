@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 from .. import validation
 from ..errors import InvalidInput
-from ..records import Change, ChangeReport, Fact, HistoryEntry
+from ..records import Fact
+from ..reports import Change, ChangeReport, HistoryEntry
 from . import rows
 
 Forget = Callable[[list[int]], None]

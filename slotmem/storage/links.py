@@ -5,7 +5,8 @@ it gets here (slotmem.validation.rel)."""
 
 from __future__ import annotations
 
-from ..records import FACT_COLUMNS, Fact, Link, LinkHistoryEntry
+from ..records import FACT_COLUMNS, Fact
+from ..reports import Link, LinkHistoryEntry
 from . import rows
 
 _F = ", ".join(f"f.{name} AS f_{name}" for name in FACT_COLUMNS)

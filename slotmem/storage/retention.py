@@ -22,9 +22,13 @@ its own follows the file's default policy (``DEFAULT_POLICY`` until ``set_defaul
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ..records import Fact, PruneReport, SlotPolicy
+from ..records import Fact, SlotPolicy
 from . import rows
+
+if TYPE_CHECKING:
+    from ..reports import PruneReport
 
 DAY_MS = 86_400_000
 LOW_QUALITY = -2
@@ -54,6 +58,8 @@ def prune_slot(
     count = conn.execute(
         f"SELECT count(*) FROM memory_facts WHERE slot = ? AND {rows.live('?')}", (slot, now)
     ).fetchone()[0]
+    from ..reports import PruneReport
+
     report = PruneReport(slot=slot, count=count, cap=cap, dry_run=dry_run)
     report.expired = [Fact.from_row(row) for row in expired]
     prunable = []

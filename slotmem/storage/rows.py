@@ -3,15 +3,18 @@ that restore, import and merge facts, so that every path archives a row the same
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from itertools import chain
+from typing import TYPE_CHECKING
 
 from .. import validation
 from ..errors import InvalidInput
-from ..records import FACT_COLUMNS, Fact, HistoryEntry
+from ..records import FACT_COLUMNS, Fact
 from . import db
+
+if TYPE_CHECKING:
+    from ..reports import HistoryEntry
 
 UPSERT_SQL = """
 INSERT INTO memory_facts
@@ -44,7 +47,12 @@ SAME_KEY_SQL = "SELECT * FROM memory_facts WHERE slot = ? AND key_form = ? ORDER
 OVERWRITE_SQL = (
     f"UPDATE memory_facts SET {', '.join(f'{name} = ?' for name in FACT_COLUMNS)} WHERE seq = ?"
 )
-HISTORY_FIELDS = tuple(f.name for f in dataclasses.fields(HistoryEntry) if f.name != "version")
+# HistoryEntry's fields but its version, in order (tests/test_imports.py compares them)
+HISTORY_FIELDS = (
+    "fact_id", "slot", "key", "value", "confidence", "quality", "source", "reason", "changed_at",
+    "changed_by", "created_at", "updated_at", "last_accessed", "access_count", "pinned_at",
+    "protected_at", "expires_at",
+)  # fmt: skip
 INSERT_HISTORY_SQL = (
     f"INSERT INTO memory_fact_history ({', '.join(HISTORY_FIELDS)}) "
     f"VALUES ({', '.join('?' * len(HISTORY_FIELDS))})"
@@ -170,6 +178,8 @@ def overwrite(conn, seq: int, fact: Fact) -> None:
 
 def entry(fact: Fact, reason: str, changed_at: int, by: str | None) -> HistoryEntry:
     """``fact`` as a history entry: as it was before a change made at ``changed_at``."""
+    from ..reports import HistoryEntry
+
     kept = {name: getattr(fact, name) for name in FACT_COLUMNS if name != "id"}
     return HistoryEntry(
         fact_id=fact.id, reason=reason, changed_at=changed_at, changed_by=by, **kept
@@ -194,6 +204,8 @@ def history(
     limit: int | None = None,
 ) -> list[HistoryEntry]:
     """History entries, newest first, each with its version (1 = the oldest of its slot/key)."""
+    from ..reports import HistoryEntry
+
     tests: list[str] = []
     params: list = []
     for column, value in (("slot", slot), ("key", key), ("fact_id", fact_id)):

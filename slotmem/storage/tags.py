@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput, protected_error
-from ..records import Fact, UpsertResult
+from ..records import Fact
 from ..validation import MAX_TAGS
+
+if TYPE_CHECKING:
+    from ..reports import UpsertResult
 
 CHUNK = 500  # ids per query: under SQLite's parameter limit on every build
 PROTECTED = "protected"  # an upsert's action (and guard) for a protected fact left as it was
@@ -32,7 +36,7 @@ def retagged(
     if previous is not None:
         previous = dataclasses.replace(previous, tags=before)
     fact = dataclasses.replace(result.fact, tags=tuple(sorted(final)))
-    return (None if keep else final), UpsertResult(result.action, fact, previous)
+    return (None if keep else final), dataclasses.replace(result, fact=fact, previous=previous)
 
 
 def of_ids(conn, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:

@@ -39,7 +39,8 @@ from typing import Any
 
 from .. import validation
 from ..errors import InvalidInput
-from ..records import FACT_COLUMNS, Change, ChangeReport, Fact, HistoryEntry, SlotPolicy
+from ..records import FACT_COLUMNS, Fact, SlotPolicy
+from ..reports import Change, ChangeReport, HistoryEntry
 from . import retention, rows, transfer_episodes, transfer_links
 from . import tags as fact_tags
 from .db import translate_os

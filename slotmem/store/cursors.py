@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
-from ..records import FlushCursor
 from ..storage import cursors
 from .core import Core, _translated
+
+if TYPE_CHECKING:
+    from ..reports import FlushCursor
 
 _HASH = re.compile(r"[0-9a-f]{64}")
 
@@ -43,6 +46,8 @@ class Cursors(Core):
             raise InvalidInput(f"messages must be a whole number >= 0, not {messages!r}")
         if not isinstance(prefix_hash, str) or not _HASH.fullmatch(prefix_hash):
             raise InvalidInput("prefix_hash must be a SHA-256 in hex (64 characters 0-9a-f)")
+        from ..reports import FlushCursor
+
         cursor = FlushCursor(_source(source), messages, prefix_hash, self.clock())
         with self.transaction():
             cursors.write(self.conn, cursor)

@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from .. import validation
 from ..errors import InvalidInput, protected_error
-from ..records import About, Link, LinkHistoryEntry
-from ..storage import links as fact_links
 from ..storage import tags as fact_tags
 from .core import _translated
 from .reads import Reads
+
+if TYPE_CHECKING:
+    from ..reports import About, Link, LinkHistoryEntry
 
 ABOUT_LIMIT = 20  # facts that name the subject, at most (each with its links)
 
@@ -42,10 +44,10 @@ class Links(Reads):
             start, end = self._live_rows(ends, now, "link")
             if not allow_protected and start["protected_at"] is not None:
                 raise protected_error(start["slot"], start["key"], "link from")
-            fact_links.add(self.conn, start["seq"], rel, end["seq"], now, source)
+            _fact_links().add(self.conn, start["seq"], rel, end["seq"], now, source)
             [made] = [
                 link
-                for link in fact_links.of_seqs(self.conn, [start["seq"]], now)
+                for link in _fact_links().of_seqs(self.conn, [start["seq"]], now)
                 if link.rel == rel
                 and link.from_fact.id == start["id"]
                 and link.to_fact.id == end["id"]
@@ -76,7 +78,7 @@ class Links(Reads):
                 for row in (start, end):
                     if row["protected_at"] is not None:
                         raise protected_error(row["slot"], row["key"], "unlink")
-            return fact_links.remove(self.conn, start["seq"], rel, end["seq"], now, source)
+            return _fact_links().remove(self.conn, start["seq"], rel, end["seq"], now, source)
 
     @_translated
     def links(self, slot: str, key: str) -> list[Link]:
@@ -87,7 +89,7 @@ class Links(Reads):
         row = self._row(validation.slot(slot), validation.key(key), now)
         if row is None:
             return []
-        return self._tagged_links(fact_links.of_seqs(self.conn, [row["seq"]], now))
+        return self._tagged_links(_fact_links().of_seqs(self.conn, [row["seq"]], now))
 
     @_translated
     def link_history(
@@ -100,7 +102,7 @@ class Links(Reads):
             raise InvalidInput("give both slot and key, or neither")
         if slot is not None:
             slot, key = validation.slot(slot), validation.key(key)
-        return fact_links.history(self.conn, slot, key)
+        return _fact_links().history(self.conn, slot, key)
 
     @_translated
     def about(self, name: str, *, slots=None, limit: int = ABOUT_LIMIT) -> About:
@@ -112,7 +114,9 @@ class Links(Reads):
         facts = [hit.fact for hit in hits]
         now = self.clock()
         seqs = self._seqs([fact.id for fact in facts])
-        found = self._tagged_links(fact_links.of_seqs(self.conn, seqs, now) if seqs else [])
+        found = self._tagged_links(_fact_links().of_seqs(self.conn, seqs, now) if seqs else [])
+        from ..reports import About
+
         return About(name, tuple(facts), tuple(found))
 
     # -- helpers ---------------------------------------------------------------------------
@@ -154,3 +158,10 @@ class Links(Reads):
                 raise InvalidInput(f"no fact {slot}/{key} to {verb}")
             found.append(row)
         return found
+
+
+def _fact_links():
+    """storage/links.py, imported when a method first needs it (a read loads none of it)."""
+    from ..storage import links
+
+    return links

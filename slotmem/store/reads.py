@@ -6,14 +6,18 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .. import search, validation
 from ..errors import InvalidInput
-from ..records import HISTORY_REASONS, Fact, HistoryEntry, Hit
+from ..records import HISTORY_REASONS, Fact, Hit
 from ..search import Query
 from ..storage import db, migrate, rows, wal
 from ..storage import tags as fact_tags
 from .core import Core, _translated
+
+if TYPE_CHECKING:
+    from ..reports import HistoryEntry
 
 LIST_ORDERS = {
     "accessed": "last_accessed DESC, seq DESC",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from .. import validation
 from ..errors import InvalidInput
-from ..records import ChangeReport, Fact, PruneReport, UpsertResult
+from ..records import Fact
 from ..storage import db, litestream, retention, wal
 from .core import _translated
 from .policies import Policies
@@ -20,6 +20,7 @@ from .reads import Reads
 # The modules below are imported by the methods that use them: a read (a hook's `slotmem context`)
 # loads none of them (tests/test_imports.py).
 if TYPE_CHECKING:
+    from ..reports import ChangeReport, PruneReport, UpsertResult
     from ..search import duplicates
 
 
@@ -132,6 +133,8 @@ class Upkeep(Policies, Reads):
         with self.transaction():
             fact, previous = lifecycle.restore(self.conn, entry, now=self.clock(), by=by)
             self.semantic.write(vectors, [fact])
+        from ..reports import UpsertResult
+
         return UpsertResult("restored", fact, previous)
 
     @_translated
@@ -270,6 +273,7 @@ class Upkeep(Policies, Reads):
         stays, with both access counts and the other's history; the other goes to history
         (reason ``merge``). A fact already merged away is not merged again. A protected fact
         is never merged into one that is not: it stays, with its value, and the other goes."""
+        from ..reports import ChangeReport
         from ..search.duplicates import merge_pairs
         from ..storage import lifecycle
 

@@ -9,15 +9,19 @@ import gc
 import operator
 from collections.abc import Iterable, Mapping
 from itertools import compress, repeat
+from typing import TYPE_CHECKING
 
 from .. import validation
 from ..errors import InvalidInput, protected_error
-from ..records import Fact, UpsertResult, created
+from ..records import Fact, created
 from ..storage import items as batch_items
 from ..storage import rows
 from ..storage import tags as fact_tags
 from ..storage.tags import PROTECTED, retagged
 from .core import Core, _expired, _translated
+
+if TYPE_CHECKING:
+    from ..reports import UpsertResult
 
 
 class Writes(Core):
@@ -207,6 +211,8 @@ class Writes(Core):
     def _write(self, item: tuple, now: int, *, protect: bool = False, guard=False) -> UpsertResult:
         """Inside a transaction: write one checked item. ``guard``: a change to a protected fact
         raises ProtectedFact (True) or is left out, answered ``"protected"`` (PROTECTED)."""
+        from ..reports import UpsertResult  # here: a read loads none of reports.py
+
         slot, key, value, confidence, source, expires = item
         protected_at = now if protect else None
         row = self._row(slot, key)

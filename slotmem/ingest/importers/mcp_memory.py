@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from ... import validation
 from ...errors import InvalidInput, ProtectedFact
-from ...records import Change, ChangeReport
+from ...reports import Change, ChangeReport
 from ...safety import injection_reason, secret_reason
 from .common import ImportFileError, text_of
 

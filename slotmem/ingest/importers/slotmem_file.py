@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from ... import validation
-from ...records import ChangeReport
+from ...reports import ChangeReport
 from .common import ImportFileError
 
 
