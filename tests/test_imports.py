@@ -54,6 +54,7 @@ RARE = (
     # makes; and links' SQL
     "slotmem.reports",
     "slotmem.storage.links",
+    "slotmem.search.weights",  # only a search that prunes (a file of many postings) holds them
 )
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..records import FACT_COLUMNS, Fact, Hit, fact_reader
-from . import bound, common, lexical, plan, pruned, relevance, weights
+from . import bound, common, lexical, plan, pruned, relevance
 from .lexical import Ranking
 from .plan import DocFreqs
 from .query import Query
@@ -209,14 +209,14 @@ def _lexical(
     if query.explain or not tags:
         if found is None and not query.explain and pruned.applies(conn, chosen, ranking):
             del options["rows"]  # bm25 for the facts that can make the top (pruned.py)
-            postings, held = common.postings_of(freqs), weights.of(freqs)
+            postings, held = _pruning(freqs)
             rows = pruned.search(conn, chosen, ranking, postings, held_weights=held, **options)
         else:
             rows = lexical.search(conn, chosen, ranking, explain=query.explain, **options)
         return _hits(conn, query, chosen, ranking, rows, total, freqs)
     if found is None and pruned.applies(conn, chosen, ranking):
         del options["rows"]  # bm25 for the facts that can make the top, in ``best``'s form
-        postings, held = common.postings_of(freqs), weights.of(freqs)
+        postings, held = _pruning(freqs)
         found_rows = pruned.search(
             conn, chosen, ranking, postings, best=True, held_weights=held, **options
         )
@@ -224,6 +224,14 @@ def _lexical(
         found_rows = lexical.best(conn, chosen, ranking, **options)  # tags read in it, cheaper
     keys = _key_matches(conn, query, chosen, ranking, freqs, [row[_KEY] for row in found_rows])
     return _above(lexical.best_hits(found_rows, ranking, total, keys), floor)
+
+
+def _pruning(freqs: DocFreqs | None):
+    """What the pruned search keeps between searches (on ``freqs``): the words' postings and
+    the facts' weights (weights.py: imported only by a search that prunes)."""
+    from . import weights
+
+    return common.postings_of(freqs), weights.of(freqs)
 
 
 def _hits(

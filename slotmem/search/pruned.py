@@ -43,10 +43,14 @@ transaction, postings that do not fit, numpy missing, or fewer than ``MIN_POSTIN
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
-from . import common, lexical, weights
+from . import common, lexical
 from . import plan as planning
 from .lexical import FEEDBACK_FLOOR, FEEDBACK_STEP, Ranking
+
+if TYPE_CHECKING:
+    from .weights import Weights
 
 ENABLED = True  # False: the statement scores every posting (tests compare)
 FIRST = 3  # facts scored first, per row asked
@@ -91,7 +95,7 @@ def search(
     ranking: Ranking,
     postings: common.Postings,
     best: bool = False,
-    held_weights: weights.Weights | None = None,
+    held_weights: Weights | None = None,
     **options,
 ) -> list:
     """``lexical.search(conn, chosen, ranking, **options)``'s rows (the same rows, scores and
@@ -148,7 +152,9 @@ def search(
         if first + likely > MOST * len(seqs):
             return run(**options)
         scaled = _scaled(bound[: len(rest)])
-        threats = _held_threats(conn, held_weights, ranking, rest, scaled, floor, options)
+        threats = None
+        if held_weights is not None:  # the weights in memory decide when they can
+            threats = held_weights.decide(conn, ranking, rest, scaled, floor * SCALE, options)
         if threats is None:
             threats = _threats(conn, ranking, rest, scaled, floor, options)
         if not threats:
@@ -201,19 +207,6 @@ def _scaled(bound):
     """Bounds in 1/``SCALE``ths, rounded up, as integers (below LARGEST: search checks)."""
     np = common.numpy()
     return np.ceil(bound * SCALE).astype(np.int64)
-
-
-def _held_threats(conn, kept, ranking: Ranking, seqs, scaled, floor: float, options: dict):
-    """``_threats``'s facts from the weights in memory (``kept``: weights.py's), or None: none
-    kept, too few facts to be worth it (``weights.MIN_FACTS``), or a test they cannot make."""
-    if kept is None or not weights.ENABLED or len(seqs) < weights.MIN_FACTS:
-        return None
-    if not weights.usable(options):  # (nor counted toward reading the copy)
-        return None
-    copy = kept.held(conn, len(seqs))
-    if copy is None:
-        return None
-    return weights.threats(copy, ranking, seqs, scaled, floor * SCALE, options)
 
 
 def _threats(conn, ranking: Ranking, seqs, scaled, floor: float, options: dict) -> list[int]:

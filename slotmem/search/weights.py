@@ -94,6 +94,15 @@ class Weights:
         finally:
             self._lock.release()
 
+    def decide(self, conn, ranking, seqs, scaled, least: float, options: dict):
+        """``threats``, from the copy (``held``), or None, the statement's to decide: off
+        (``ENABLED``), too few facts to be worth it (``MIN_FACTS``), a test the copy cannot make
+        (``usable``; nor counted toward reading it), or no copy to use now."""
+        if not ENABLED or len(seqs) < MIN_FACTS or not usable(options):
+            return None
+        copy = self.held(conn, len(seqs))
+        return None if copy is None else threats(copy, ranking, seqs, scaled, least, options)
+
     def _extend(self, conn, held: Held, top: int) -> Held:
         """``held`` with the facts above its largest seq, written after its rows in arrays
         that double when full (0.1 ms for a new fact at 100k facts, where copying every row
