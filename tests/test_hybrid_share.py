@@ -169,3 +169,51 @@ def test_a_rare_word_hybrid_search_runs_its_terms_once(mem, options, monkeypatch
     assert fts_statements(mem, with_common, **options) == 1
     monkeypatch.setattr(planning, "SHARED_BUDGET", sum(arm.df for arm in alone.arms) - 1)
     assert fts_statements(mem, with_common, **options) > 1
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"slots": ["user"]},
+        {"min_score": 2.0},
+        {"min_relevance": 0.5},
+        {"tags": ("fourth",), "since": 0},
+    ],
+)
+def test_both_orders_of_one_statement_are_the_two_searches(mem, options):
+    """``lexical.search_both``'s two lists are, row for row, what ``lexical.search`` gives for
+    each order alone: the same facts in the same order, ties (the same words and confidence:
+    the facts below repeat one value) broken the same way, the filters applied to each."""
+    lexical, planning = search.lexical, search.plan
+    mem.upsert_many(
+        [{"slot": "user", "key": f"twin.{i}", "value": f"{WORDS[3]} {WORDS[70]}"} for i in range(8)]
+    )
+    now = mem.clock()
+    for text in [f"{WORDS[3]} {WORDS[70]}", WORDS[0], *questions()[4:12]]:
+        terms = search.Query.parse(text).terms
+        chosen = planning.plan(mem.conn, terms, None)
+        if not chosen:
+            continue
+        total = search.relevance.query_mass(chosen, terms, mem.ranking)
+        present, scored = lexical.search_both(
+            mem.conn, chosen, mem.ranking, depth=20, limit=7, now=now, total=total,
+            slots=options.get("slots"), min_score=options.get("min_score"),
+            min_relevance=options.get("min_relevance"), tags=options.get("tags", ()),
+            since=options.get("since"),
+        )  # fmt: skip
+        filters = {name: options.get(name) for name in ("slots", "since")}
+        filters["tags"] = options.get("tags", ())
+        by_presence = lexical.search(
+            mem.conn, chosen, mem.ranking, limit=20, now=now, tf=False, **filters
+        )
+        by_score = lexical.search(
+            mem.conn, chosen, mem.ranking, limit=7, now=now, total=total, **filters,
+            min_score=options.get("min_score"), min_relevance=options.get("min_relevance"),
+        )  # fmt: skip
+        assert [(r["seq"], r["pscore"]) for r in present] == [
+            (r["seq"], r["score"]) for r in by_presence
+        ]
+        assert [(r["seq"], r["score"]) for r in scored] == [
+            (r["seq"], r["score"]) for r in by_score
+        ]
