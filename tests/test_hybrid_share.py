@@ -181,11 +181,15 @@ def test_a_rare_word_hybrid_search_runs_its_terms_once(mem, options, monkeypatch
         {"tags": ("fourth",), "since": 0},
     ],
 )
-def test_both_orders_of_one_statement_are_the_two_searches(mem, options):
+@pytest.mark.parametrize("old_sqlite", [False, True])
+def test_both_orders_of_one_statement_are_the_two_searches(mem, options, old_sqlite, monkeypatch):
     """``lexical.search_both``'s two lists are, row for row, what ``lexical.search`` gives for
     each order alone: the same facts in the same order, ties (the same words and confidence:
-    the facts below repeat one value) broken the same way, the filters applied to each."""
+    the facts below repeat one value) broken the same way, the filters applied to each; and
+    the same where SQLite is older than the MATERIALIZED hint."""
     lexical, planning = search.lexical, search.plan
+    if old_sqlite:
+        monkeypatch.setattr(lexical, "materialized", lambda connection: "")
     mem.upsert_many(
         [{"slot": "user", "key": f"twin.{i}", "value": f"{WORDS[3]} {WORDS[70]}"} for i in range(8)]
     )
@@ -217,3 +221,24 @@ def test_both_orders_of_one_statement_are_the_two_searches(mem, options):
         assert [(r["seq"], r["score"]) for r in scored] == [
             (r["seq"], r["score"]) for r in by_score
         ]
+
+
+def test_the_materialized_hint_only_where_sqlite_knows_it(monkeypatch):
+    """SQLite 3.35 brought ``MATERIALIZED``; an older library would refuse the statement."""
+    import sys
+    import types
+
+    lexical = search.lexical
+    for version, hint in (
+        ((3, 34, 1), ""),
+        ((3, 35, 0), "MATERIALIZED"),
+        ((3, 50, 4), "MATERIALIZED"),
+    ):
+        module = types.ModuleType(f"fake_sqlite_{len(hint)}_{version[1]}")
+        module.sqlite_version_info = version  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+        connection = type("Connection", (), {"__module__": module.__name__})
+        subclass = type("Wrapped", (connection,), {"__module__": "elsewhere"})
+        assert lexical.materialized(connection) == hint
+        assert lexical.materialized(subclass) == hint  # found on a base class's module
+    assert lexical.materialized(type("Unknown", (), {})) == ""
