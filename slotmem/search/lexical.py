@@ -387,7 +387,7 @@ def search_both(
     # sorts that keep ``depth`` and ``limit`` rows cost 0.74x at 1M facts what numbering every
     # candidate in both orders (two window functions) did (docs/benchmarks.md)
     ranked = f"""(
-        WITH candidates AS {materialized(type(conn))} (
+        WITH candidates AS {materialized(type(conn).__module__)} (
             SELECT seq, {", ".join(carried)}, {_SIZE} FROM ({sql}) WHERE {" AND ".join(tests)})
         SELECT * FROM (
             SELECT *, 1 AS presence FROM candidates
@@ -402,15 +402,12 @@ def search_both(
 
 
 @functools.cache
-def materialized(connection: type) -> str:
-    """``MATERIALIZED`` where the connection's SQLite knows the hint (3.35 and later: without
-    it, SQLite runs a CTE's statement for each use, here twice, 1.9x at 1M facts); nothing
-    before (the same rows, the arms run twice)."""
-    for kind in connection.__mro__:
-        version = getattr(sys.modules.get(kind.__module__), "sqlite_version_info", None)
-        if version is not None:
-            return "MATERIALIZED" if version >= (3, 35, 0) else ""
-    return ""
+def materialized(module: str) -> str:
+    """``MATERIALIZED`` where the SQLite of the connections of ``module`` (the driver: sqlite3,
+    sqlean.dbapi2...) knows the hint, 3.35 and later (without it SQLite runs a CTE's statement
+    for each use, here twice: 1.9x at 1M facts); nothing before (the same rows)."""
+    version = getattr(sys.modules.get(module), "sqlite_version_info", None)
+    return "MATERIALIZED" if version is not None and version >= (3, 35, 0) else ""
 
 
 def fact_tests(
