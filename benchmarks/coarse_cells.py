@@ -88,7 +88,7 @@ def main(argv=None) -> None:
     for _ in range(500):
         corpus.sentence(5, 12)
     texts = [corpus.sentence(5, 12) for _ in range(args.questions)]
-    with Store(args.db) as store:
+    with Store(args.db, readonly=True) as store:
         semantic = store.semantic
         index = semantic.index
         seqs, slots, shards, words = scan._from_shadow(store.conn, "memory_vec", simhash.BITS // 8)

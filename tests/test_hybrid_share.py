@@ -176,8 +176,10 @@ def test_a_rare_word_hybrid_search_runs_its_terms_once(mem, options, monkeypatch
     [
         {},
         {"slots": ["user"]},
-        {"min_score": 2.0},
-        {"min_relevance": 0.5},
+        {"min_score": 6.0},
+        {"min_score": 9.0},
+        {"min_relevance": 0.9},
+        {"min_relevance": 0.97, "slots": ["user", "agent"]},
         {"tags": ("fourth",), "since": 0},
     ],
 )
@@ -194,6 +196,7 @@ def test_both_orders_of_one_statement_are_the_two_searches(mem, options, old_sql
         [{"slot": "user", "key": f"twin.{i}", "value": f"{WORDS[3]} {WORDS[70]}"} for i in range(8)]
     )
     now = mem.clock()
+    filtered = 0  # candidates a score filter left out of the second list (and not the first)
     for text in [f"{WORDS[3]} {WORDS[70]}", WORDS[0], *questions()[4:12]]:
         terms = search.Query.parse(text).terms
         chosen = planning.plan(mem.conn, terms, None)
@@ -221,6 +224,10 @@ def test_both_orders_of_one_statement_are_the_two_searches(mem, options, old_sql
         assert [(r["seq"], r["score"]) for r in scored] == [
             (r["seq"], r["score"]) for r in by_score
         ]
+        unfiltered = lexical.search(mem.conn, chosen, mem.ranking, limit=7, now=now, **filters)
+        filtered += len(unfiltered) - len(by_score)
+    scoring = {"min_score", "min_relevance"} & set(options)
+    assert bool(filtered) == bool(scoring)  # the filters tested do filter
 
 
 def test_the_materialized_hint_only_where_sqlite_knows_it(monkeypatch):
@@ -239,3 +246,12 @@ def test_the_materialized_hint_only_where_sqlite_knows_it(monkeypatch):
         monkeypatch.setitem(sys.modules, module.__name__, module)
         assert lexical.materialized(module.__name__) == hint
     assert lexical.materialized("not_a_driver") == ""
+
+
+def test_the_stores_connection_gets_the_hint_its_sqlite_allows(mem):
+    """The hint is read from the module of the connection the Store really holds: a wrapped or
+    renamed connection would quietly lose it (the same rows, the arms run twice)."""
+    (version,) = mem.conn.execute("SELECT sqlite_version()").fetchone()
+    allows = tuple(map(int, version.split("."))) >= (3, 35, 0)
+    hint = search.lexical.materialized(type(mem.conn).__module__)
+    assert hint == ("MATERIALIZED" if allows else "")

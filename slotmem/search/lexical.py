@@ -370,7 +370,8 @@ def search_both(
     scored as ``search`` scores them (the search by words alone, with its ``min_score`` and
     ``min_relevance``). Each in the order, and with the rows, ``search`` gives; a row of the
     first carries the second's ``match`` and ``score`` (its ``pmatch`` and ``pscore`` are its
-    own), which a hybrid search does not read."""
+    own), which a hybrid search does not read. ``depth`` and ``limit``: at least 0 (SQLite
+    reads a negative LIMIT as none)."""
     sql, params = ranking.sql(plan, slots, both=True)
     params.update(now=now, depth=depth, limit=limit, total=total)
     tests = fact_tests(params, since, until, tags)
@@ -404,8 +405,9 @@ def search_both(
 @functools.cache
 def materialized(module: str) -> str:
     """``MATERIALIZED`` where the SQLite of the connections of ``module`` (the driver: sqlite3,
-    sqlean.dbapi2...) knows the hint, 3.35 and later (without it SQLite runs a CTE's statement
-    for each use, here twice: 1.9x at 1M facts); nothing before (the same rows)."""
+    sqlean.dbapi2...) knows the hint, 3.35 and later (without it, 3.50 writes the CTE into each
+    of its two uses and runs the arms twice: 1.9x at 1M facts); nothing before (the same
+    rows)."""
     version = getattr(sys.modules.get(module), "sqlite_version_info", None)
     return "MATERIALIZED" if version is not None and version >= (3, 35, 0) else ""
 
