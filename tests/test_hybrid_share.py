@@ -169,3 +169,89 @@ def test_a_rare_word_hybrid_search_runs_its_terms_once(mem, options, monkeypatch
     assert fts_statements(mem, with_common, **options) == 1
     monkeypatch.setattr(planning, "SHARED_BUDGET", sum(arm.df for arm in alone.arms) - 1)
     assert fts_statements(mem, with_common, **options) > 1
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"slots": ["user"]},
+        {"min_score": 6.0},
+        {"min_score": 9.0},
+        {"min_relevance": 0.9},
+        {"min_relevance": 0.97, "slots": ["user", "agent"]},
+        {"tags": ("fourth",), "since": 0},
+    ],
+)
+@pytest.mark.parametrize("old_sqlite", [False, True])
+def test_both_orders_of_one_statement_are_the_two_searches(mem, options, old_sqlite, monkeypatch):
+    """``lexical.search_both``'s two lists are, row for row, what ``lexical.search`` gives for
+    each order alone: the same facts in the same order, ties (the same words and confidence:
+    the facts below repeat one value) broken the same way, the filters applied to each; and
+    the same where SQLite is older than the MATERIALIZED hint."""
+    lexical, planning = search.lexical, search.plan
+    if old_sqlite:
+        monkeypatch.setattr(lexical, "materialized", lambda module: "")
+    mem.upsert_many(
+        [{"slot": "user", "key": f"twin.{i}", "value": f"{WORDS[3]} {WORDS[70]}"} for i in range(8)]
+    )
+    now = mem.clock()
+    filtered = 0  # candidates a score filter left out of the second list (and not the first)
+    for text in [f"{WORDS[3]} {WORDS[70]}", WORDS[0], *questions()[4:12]]:
+        terms = search.Query.parse(text).terms
+        chosen = planning.plan(mem.conn, terms, None)
+        if not chosen:
+            continue
+        total = search.relevance.query_mass(chosen, terms, mem.ranking)
+        present, scored = lexical.search_both(
+            mem.conn, chosen, mem.ranking, depth=20, limit=7, now=now, total=total,
+            slots=options.get("slots"), min_score=options.get("min_score"),
+            min_relevance=options.get("min_relevance"), tags=options.get("tags", ()),
+            since=options.get("since"),
+        )  # fmt: skip
+        filters = {name: options.get(name) for name in ("slots", "since")}
+        filters["tags"] = options.get("tags", ())
+        by_presence = lexical.search(
+            mem.conn, chosen, mem.ranking, limit=20, now=now, tf=False, **filters
+        )
+        by_score = lexical.search(
+            mem.conn, chosen, mem.ranking, limit=7, now=now, total=total, **filters,
+            min_score=options.get("min_score"), min_relevance=options.get("min_relevance"),
+        )  # fmt: skip
+        assert [(r["seq"], r["pscore"]) for r in present] == [
+            (r["seq"], r["score"]) for r in by_presence
+        ]
+        assert [(r["seq"], r["score"]) for r in scored] == [
+            (r["seq"], r["score"]) for r in by_score
+        ]
+        unfiltered = lexical.search(mem.conn, chosen, mem.ranking, limit=7, now=now, **filters)
+        filtered += len(unfiltered) - len(by_score)
+    scoring = {"min_score", "min_relevance"} & set(options)
+    assert bool(filtered) == bool(scoring)  # the filters tested do filter
+
+
+def test_the_materialized_hint_only_where_sqlite_knows_it(monkeypatch):
+    """SQLite 3.35 brought ``MATERIALIZED``; an older library would refuse the statement."""
+    import sys
+    import types
+
+    lexical = search.lexical
+    for version, hint in (
+        ((3, 34, 1), ""),
+        ((3, 35, 0), "MATERIALIZED"),
+        ((3, 50, 4), "MATERIALIZED"),
+    ):
+        module = types.ModuleType(f"fake_sqlite_{version[1]}")
+        module.sqlite_version_info = version  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+        assert lexical.materialized(module.__name__) == hint
+    assert lexical.materialized("not_a_driver") == ""
+
+
+def test_the_stores_connection_gets_the_hint_its_sqlite_allows(mem):
+    """The hint is read from the module of the connection the Store really holds: a wrapped or
+    renamed connection would quietly lose it (the same rows, the arms run twice)."""
+    (version,) = mem.conn.execute("SELECT sqlite_version()").fetchone()
+    allows = tuple(map(int, version.split("."))) >= (3, 35, 0)
+    hint = search.lexical.materialized(type(mem.conn).__module__)
+    assert hint == ("MATERIALIZED" if allows else "")
